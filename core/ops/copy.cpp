@@ -1,0 +1,80 @@
+#include "core/ops/copy.h"
+
+#include <cstring>
+
+#include "core/op_registry.h"
+#include "core/ops/factory.h"
+#include "core/tensor_iter.h"
+
+namespace ember {
+
+EMBER_DEFINE_DISPATCH(copy_stub);
+EMBER_DEFINE_DISPATCH(fill_stub);
+
+namespace {
+constexpr const char* kCopyOps[] = {"copy_", "fill_", "zero_", "contiguous", "clone", "to"};
+static_assert(sizeof(kCopyOps) / sizeof(kCopyOps[0]) == 6);
+const OpFamilyRegistrar registrar("copy", kCopyOps);
+}  // namespace
+
+const Tensor& copy_(const Tensor& dst, const Tensor& src) {
+  EMBER_CHECK(dst.defined() && src.defined(), "copy_: undefined tensor");
+  dst.bump_version();
+  if (dst.numel() == 0) return dst;
+  // Fast path: same dtype, same device, both contiguous, same shape.
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() &&
+      dst.sizes() == src.sizes() && dst.is_cpu() && src.is_cpu()) {
+    if (dst.data_ptr() != src.data_ptr()) std::memmove(dst.data_ptr(), src.data_ptr(), dst.nbytes());
+    return dst;
+  }
+  EMBER_CHECK(dst.device() == src.device(), "copy_: copying from ", src.device(), " to ",
+              dst.device(), " needs the CUDA backend, which this build does not have");
+  TensorIter iter = TensorIterConfig("copy_").add_output(dst).add_input(src).static_shape(dst.sizes()).build();
+  copy_stub(dst.device().type, iter);
+  return dst;
+}
+
+const Tensor& fill_(const Tensor& t, const Scalar& value) {
+  EMBER_CHECK(t.defined(), "fill_: undefined tensor");
+  t.bump_version();
+  if (t.numel() == 0) return t;
+  Tensor out = t;
+  TensorIter iter = TensorIter::nullary_op(out, "fill_");
+  fill_stub(t.device().type, iter, value);
+  return t;
+}
+
+const Tensor& zero_(const Tensor& t) {
+  if (t.defined() && t.is_contiguous() && t.is_cpu()) {
+    t.bump_version();
+    if (t.numel() > 0) std::memset(t.data_ptr(), 0, t.nbytes());
+    return t;
+  }
+  return fill_(t, 0);
+}
+
+Tensor clone(const Tensor& t) {
+  Tensor out = empty(t.sizes(), t.options());
+  out.copy_(t);
+  return out;
+}
+
+Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : clone(t); }
+
+Tensor to(const Tensor& t, Device device, DType dtype) {
+  if (t.device() == device && t.dtype() == dtype) return t;
+  Tensor out = empty(t.sizes(), TensorOptions(dtype).device(device));
+  out.copy_(t);
+  return out;
+}
+
+Tensor Tensor::contiguous() const { return ember::contiguous(*this); }
+Tensor Tensor::clone() const { return ember::clone(*this); }
+Tensor Tensor::to(DType d) const { return ember::to(*this, device(), d); }
+Tensor Tensor::to(Device d) const { return ember::to(*this, d, dtype()); }
+Tensor Tensor::to(Device d, DType t) const { return ember::to(*this, d, t); }
+const Tensor& Tensor::copy_(const Tensor& src) const { return ember::copy_(*this, src); }
+const Tensor& Tensor::fill_(const Scalar& v) const { return ember::fill_(*this, v); }
+const Tensor& Tensor::zero_() const { return ember::zero_(*this); }
+
+}  // namespace ember

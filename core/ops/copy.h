@@ -1,0 +1,25 @@
+#pragma once
+// Copies and conversions: copy_ (with dtype conversion and broadcasting of the source), fill_,
+// zero_, contiguous, clone, to(dtype / device).
+
+#include "core/dispatch.h"
+#include "core/tensor.h"
+
+namespace ember {
+
+class TensorIter;
+
+// Copies src into dst (src broadcasts to dst's shape; dtypes may differ). Bumps dst's version.
+const Tensor& copy_(const Tensor& dst, const Tensor& src);
+const Tensor& fill_(const Tensor& t, const Scalar& value);
+const Tensor& zero_(const Tensor& t);
+Tensor contiguous(const Tensor& t);
+Tensor clone(const Tensor& t);
+Tensor to(const Tensor& t, Device device, DType dtype);
+
+using copy_fn = void (*)(TensorIter& iter);
+using fill_fn = void (*)(TensorIter& iter, const Scalar& value);
+EMBER_DECLARE_DISPATCH(copy_fn, copy_stub);
+EMBER_DECLARE_DISPATCH(fill_fn, fill_stub);
+
+}  // namespace ember

@@ -1,0 +1,180 @@
+#include "core/ops/factory.h"
+
+#include <cmath>
+
+#include "core/op_registry.h"
+#include "core/ops/copy.h"
+
+namespace ember {
+
+namespace {
+constexpr const char* kFactoryOps[] = {"empty", "zeros", "ones", "full", "arange", "linspace",
+                                       "eye", "tensor", "from_blob"};
+static_assert(sizeof(kFactoryOps) / sizeof(kFactoryOps[0]) == 9);
+const OpFamilyRegistrar registrar("factory", kFactoryOps);
+}  // namespace
+
+Tensor empty(const Shape& sizes, const TensorOptions& options) {
+  int64_t n = shape_numel(sizes, "empty");
+  DType dt = options.dtype_or_default();
+  return make_tensor(make_storage(static_cast<size_t>(n) * itemsize(dt), options.device_), sizes,
+                     contiguous_strides(sizes), 0, dt);
+}
+
+Tensor full(const Shape& sizes, const Scalar& value, const TensorOptions& options) {
+  TensorOptions o = options;
+  if (!o.dtype_) o.dtype_ = value.is_floating() ? default_dtype() : value.dtype();
+  Tensor t = empty(sizes, o);
+  t.fill_(value);
+  return t;
+}
+
+Tensor zeros(const Shape& sizes, const TensorOptions& options) {
+  Tensor t = empty(sizes, options);
+  t.zero_();
+  return t;
+}
+
+Tensor ones(const Shape& sizes, const TensorOptions& options) {
+  return full(sizes, 1, options.dtype(options.dtype_or_default()));
+}
+
+namespace {
+TensorOptions like(const Tensor& t, const TensorOptions& o) {
+  TensorOptions r = o;
+  if (!r.dtype_) r.dtype_ = t.dtype();
+  if (!o.dtype_ && o.device_ == kCPU) r.device_ = t.device();
+  return r;
+}
+}  // namespace
+
+Tensor empty_like(const Tensor& t, const TensorOptions& o) { return empty(t.sizes(), like(t, o)); }
+Tensor zeros_like(const Tensor& t, const TensorOptions& o) { return zeros(t.sizes(), like(t, o)); }
+Tensor ones_like(const Tensor& t, const TensorOptions& o) { return ones(t.sizes(), like(t, o)); }
+Tensor full_like(const Tensor& t, const Scalar& v, const TensorOptions& o) {
+  return full(t.sizes(), v, like(t, o));
+}
+
+Tensor arange(const Scalar& end, const TensorOptions& options) {
+  return arange(0, end, 1, options);
+}
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+              const TensorOptions& options) {
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  EMBER_CHECK(st != 0, "arange: step must be nonzero");
+  EMBER_CHECK(std::isfinite(s) && std::isfinite(e), "arange: start and end must be finite, got ",
+              s, " and ", e);
+  EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "arange: upper bound and larger bound ",
+              "inconsistent with step sign (start ", s, ", end ", e, ", step ", st, ")");
+  bool any_float = start.is_floating() || end.is_floating() || step.is_floating();
+  DType dt = options.dtype_ ? *options.dtype_ : (any_float ? default_dtype() : kInt64);
+  int64_t n = any_float ? static_cast<int64_t>(std::ceil((e - s) / st))
+                        : (end.to_int64() - start.to_int64() + step.to_int64() +
+                           (step.to_int64() > 0 ? -1 : 1)) /
+                              step.to_int64();
+  Tensor t = empty({n}, TensorOptions(dt));
+  EMBER_DISPATCH_NUMERIC(dt, "arange", [&] {
+    scalar_t* p = t.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      if (any_float) {
+        p[i] = static_cast<scalar_t>(s + static_cast<double>(i) * st);
+      } else {
+        p[i] = static_cast<scalar_t>(start.to_int64() + i * step.to_int64());
+      }
+    }
+  });
+  return options.device_.is_cpu() ? t : t.to(options.device_);
+}
+
+Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options) {
+  EMBER_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
+  DType dt = options.dtype_or_default();
+  Tensor t = empty({steps}, TensorOptions(dt));
+  double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
+  EMBER_DISPATCH_NUMERIC(dt, "linspace", [&] {
+    scalar_t* p = t.data_ptr<scalar_t>();
+    // Fill from both ends, as PyTorch does, so that the last value is exactly `end`.
+    int64_t half = steps / 2;
+    for (int64_t i = 0; i < steps; ++i) {
+      double v = i < half ? start + step * static_cast<double>(i)
+                          : end - step * static_cast<double>(steps - 1 - i);
+      p[i] = static_cast<scalar_t>(v);
+    }
+  });
+  return options.device_.is_cpu() ? t : t.to(options.device_);
+}
+
+Tensor eye(int64_t n, std::optional<int64_t> m_opt, const TensorOptions& options) {
+  int64_t m = m_opt.value_or(n);
+  EMBER_CHECK(n >= 0 && m >= 0, "eye: sizes must be non-negative, got ", n, " and ", m);
+  Tensor t = zeros({n, m}, options.dtype(options.dtype_or_default()).device(kCPU));
+  EMBER_DISPATCH_ALL(t.dtype(), "eye", [&] {
+    scalar_t* p = t.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = static_cast<scalar_t>(1);
+  });
+  return options.device_.is_cpu() ? t : t.to(options.device_);
+}
+
+template <class T>
+Tensor tensor(const std::vector<T>& values, const Shape& sizes_in, const TensorOptions& options) {
+  Shape sizes = sizes_in.empty() && values.size() != 1
+                    ? Shape{static_cast<int64_t>(values.size())}
+                    : sizes_in;
+  int64_t n = shape_numel(sizes, "tensor");
+  EMBER_CHECK(n == static_cast<int64_t>(values.size()), "tensor: shape ", shape_str(sizes),
+              " holds ", n, " elements but ", values.size(), " values were given");
+  Tensor t = empty(sizes, TensorOptions(dtype_of_v<T>));
+  std::copy(values.begin(), values.end(), t.data_ptr<T>());
+  DType want = options.dtype_ ? *options.dtype_ : dtype_of_v<T>;
+  if (want != t.dtype()) t = t.to(want);
+  return options.device_.is_cpu() ? t : t.to(options.device_);
+}
+
+template <>
+Tensor tensor<bool>(const std::vector<bool>& values, const Shape& sizes_in,
+                    const TensorOptions& options) {
+  std::vector<uint8_t> bytes(values.begin(), values.end());
+  Tensor t = tensor(bytes, sizes_in.empty() ? Shape{static_cast<int64_t>(values.size())} : sizes_in);
+  return t.to(options.dtype_ ? *options.dtype_ : kBool).to(options.device_);
+}
+
+template Tensor tensor<uint8_t>(const std::vector<uint8_t>&, const Shape&, const TensorOptions&);
+template Tensor tensor<int32_t>(const std::vector<int32_t>&, const Shape&, const TensorOptions&);
+template Tensor tensor<int64_t>(const std::vector<int64_t>&, const Shape&, const TensorOptions&);
+template Tensor tensor<float>(const std::vector<float>&, const Shape&, const TensorOptions&);
+template Tensor tensor<double>(const std::vector<double>&, const Shape&, const TensorOptions&);
+template Tensor tensor<Half>(const std::vector<Half>&, const Shape&, const TensorOptions&);
+template Tensor tensor<BFloat16>(const std::vector<BFloat16>&, const Shape&, const TensorOptions&);
+
+Tensor from_blob(void* data, const Shape& sizes, DType dtype, std::function<void(void*)> deleter,
+                 const Shape& strides_in) {
+  int64_t n = shape_numel(sizes, "from_blob");
+  Shape strides = strides_in.empty() ? contiguous_strides(sizes) : strides_in;
+  EMBER_CHECK(strides.size() == sizes.size(), "from_blob: ", sizes.size(), " sizes but ",
+              strides.size(), " strides");
+  int64_t extent = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    EMBER_CHECK(strides[i] >= 0, "from_blob: negative stride ", strides[i]);
+    if (sizes[i] > 0) extent += (sizes[i] - 1) * strides[i];
+  }
+  size_t nbytes = n == 0 ? 0 : static_cast<size_t>(extent + 1) * itemsize(dtype);
+  DataPtr ptr;
+  if (deleter) {
+    auto* ctx = new std::function<void(void*)>(std::move(deleter));
+    ptr = DataPtr(
+        data, ctx,
+        [](void* c, void* d) {
+          auto* f = static_cast<std::function<void(void*)>*>(c);
+          (*f)(d);
+          delete f;
+        },
+        kCPU);
+  } else {
+    ptr = DataPtr(data, nullptr, nullptr, kCPU);
+  }
+  return make_tensor(std::make_shared<StorageImpl>(std::move(ptr), nbytes), sizes, strides, 0,
+                     dtype);
+}
+
+}  // namespace ember

@@ -1,0 +1,3 @@
+#pragma once
+// Placeholder until the family lands.
+#include "core/tensor.h"

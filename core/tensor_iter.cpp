@@ -1,0 +1,324 @@
+#include "core/tensor_iter.h"
+
+#include <algorithm>
+
+#include "core/ops/copy.h"
+#include "core/ops/factory.h"
+
+namespace ember {
+
+bool can_cast(DType from, DType to) {
+  if (is_floating(from) && !is_floating(to)) return false;
+  if (from != kBool && to == kBool) return false;
+  return true;
+}
+
+TensorIterConfig& TensorIterConfig::add_output(const Tensor& t) {
+  outputs_.push_back(t);
+  return *this;
+}
+TensorIterConfig& TensorIterConfig::add_input(const Tensor& t) {
+  EMBER_CHECK(t.defined(), op_, ": expected a defined tensor as input ", inputs_.size());
+  inputs_.push_back(t);
+  return *this;
+}
+TensorIterConfig& TensorIterConfig::promote_inputs_to_common_dtype(bool v) {
+  promote_ = v;
+  return *this;
+}
+TensorIterConfig& TensorIterConfig::promote_integer_inputs_to_float(bool v) {
+  int_to_float_ = v;
+  return *this;
+}
+TensorIterConfig& TensorIterConfig::check_all_same_dtype(bool v) {
+  same_dtype_ = v;
+  return *this;
+}
+TensorIterConfig& TensorIterConfig::output_dtype(DType t) {
+  output_dtype_ = t;
+  return *this;
+}
+TensorIterConfig& TensorIterConfig::static_shape(const Shape& s) {
+  static_shape_ = s;
+  return *this;
+}
+
+TensorIter TensorIterConfig::build() {
+  TensorIter it;
+  it.op_ = op_;
+  EMBER_INTERNAL_ASSERT(outputs_.size() + inputs_.size() <= TensorIter::kMaxOperands);
+
+  // 1. Device: every tensor on one device. A wrapped C++ number (a 0-dim CPU tensor) follows.
+  std::optional<Device> device;
+  auto take_device = [&](const Tensor& t) {
+    if (!t.defined() || t.unsafe_impl()->is_wrapped_number) return;
+    if (!device) {
+      device = t.device();
+    } else {
+      EMBER_CHECK(*device == t.device(), op_,
+                  ": expected all tensors to be on the same device, but found at least two "
+                  "devices, ",
+                  *device, " and ", t.device());
+    }
+  };
+  for (auto& t : outputs_) take_device(t);
+  for (auto& t : inputs_) take_device(t);
+  it.device_ = device.value_or(kCPU);
+
+  // 2. Shape: the broadcast of the inputs (or the static shape).
+  Shape shape;
+  if (static_shape_) {
+    shape = *static_shape_;
+    for (auto& t : inputs_) {
+      EMBER_CHECK(broadcast_shapes(t.sizes(), shape, op_) == shape, op_, ": input of shape ",
+                  shape_str(t.sizes()), " cannot be broadcast to ", shape_str(shape));
+    }
+  } else {
+    for (auto& t : inputs_) shape = broadcast_shapes(shape, t.sizes(), op_);
+  }
+  for (auto& t : outputs_) {
+    if (!t.defined()) continue;
+    EMBER_CHECK(t.sizes() == shape, op_, ": output with shape ", shape_str(t.sizes()),
+                " doesn't match the broadcast shape ", shape_str(shape));
+  }
+
+  // 3. Dtype to compute in.
+  DType common;
+  if (promote_ && !inputs_.empty()) {
+    common = result_type(inputs_);
+  } else if (!inputs_.empty()) {
+    common = inputs_[0].dtype();
+  } else if (!outputs_.empty() && outputs_[0].defined()) {
+    common = outputs_[0].dtype();
+  } else {
+    common = output_dtype_.value_or(default_dtype());
+  }
+  if (int_to_float_ && !is_floating(common)) common = default_dtype();
+  if (same_dtype_) {
+    for (auto& t : inputs_) {
+      EMBER_CHECK(t.dtype() == common, op_, ": expected all inputs to have dtype ",
+                  dtype_name(common), ", got ", dtype_name(t.dtype()));
+    }
+  }
+  it.common_dtype_ = common;
+
+  // 4. Operands: outputs (allocated or temporary), then inputs in the computing dtype.
+  DType out_dtype = output_dtype_.value_or(common);
+  for (auto& t : outputs_) {
+    TensorIter::Operand op;
+    if (!t.defined()) {
+      op.tensor = empty(shape, TensorOptions(out_dtype).device(it.device_));
+    } else if (t.dtype() != out_dtype && (promote_ || int_to_float_ || output_dtype_)) {
+      EMBER_CHECK(can_cast(out_dtype, t.dtype()), op_, ": result type ", dtype_name(out_dtype),
+                  " can't be cast to the desired output type ", dtype_name(t.dtype()));
+      op.tensor = empty(shape, TensorOptions(out_dtype).device(it.device_));
+      op.original = t;
+    } else {
+      op.tensor = t;
+    }
+    it.ops_.push_back(std::move(op));
+  }
+  it.noutputs_ = static_cast<int>(outputs_.size());
+  for (auto& t : inputs_) {
+    TensorIter::Operand op;
+    bool convert = (promote_ || int_to_float_) && t.dtype() != common;
+    Tensor in = convert ? t.to(common) : t;
+    if (in.device() != it.device_) in = in.to(it.device_);  // a wrapped number
+    op.tensor = std::move(in);
+    it.ops_.push_back(std::move(op));
+  }
+
+  // 5. Byte strides over the broadcast shape (0 where an operand is broadcast).
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  for (auto& op : it.ops_) {
+    const Tensor& t = op.tensor;
+    op.byte_strides.assign(nd, 0);
+    int64_t offset = nd - t.dim();
+    int64_t isz = static_cast<int64_t>(t.element_size());
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      if (t.size(d) != 1) op.byte_strides[d + offset] = t.strides()[d] * isz;
+    }
+    op.data = static_cast<char*>(t.data_ptr());
+  }
+
+  // 6. Reorder: iteration dim 0 is the fastest-moving dim of the operands (the last dim for
+  // contiguous tensors), so that rows walk memory in order.
+  std::vector<int64_t> perm(nd);
+  for (int64_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+  auto should_swap = [&](int64_t d0, int64_t d1) {  // d0 currently before d1
+    for (auto& op : it.ops_) {
+      int64_t s0 = op.byte_strides[d0], s1 = op.byte_strides[d1];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 < s1) return false;
+      if (s0 > s1) return true;
+    }
+    return false;
+  };
+  for (int64_t i = 1; i < nd; ++i) {
+    for (int64_t j = i; j > 0 && should_swap(perm[j - 1], perm[j]); --j) std::swap(perm[j - 1], perm[j]);
+  }
+  Shape new_shape(nd);
+  for (int64_t i = 0; i < nd; ++i) new_shape[i] = shape[perm[i]];
+  for (auto& op : it.ops_) {
+    Shape s(nd);
+    for (int64_t i = 0; i < nd; ++i) s[i] = op.byte_strides[perm[i]];
+    op.byte_strides = std::move(s);
+  }
+
+  // 7. Coalesce neighbouring dims that are contiguous for every operand.
+  int64_t numel = 1;
+  for (int64_t s : new_shape) numel *= s;
+  it.numel_ = numel;
+  if (nd == 0) {
+    new_shape = {1};
+    for (auto& op : it.ops_) op.byte_strides = {0};
+  } else {
+    int64_t prev = 0;
+    for (int64_t d = 1; d < nd; ++d) {
+      bool can = true;
+      for (auto& op : it.ops_) {
+        if (new_shape[prev] == 1 || new_shape[d] == 1) continue;
+        if (op.byte_strides[prev] * new_shape[prev] != op.byte_strides[d]) {
+          can = false;
+          break;
+        }
+      }
+      if (can) {
+        for (auto& op : it.ops_) {
+          if (new_shape[prev] == 1) op.byte_strides[prev] = op.byte_strides[d];
+        }
+        new_shape[prev] *= new_shape[d];
+      } else {
+        ++prev;
+        new_shape[prev] = new_shape[d];
+        for (auto& op : it.ops_) op.byte_strides[prev] = op.byte_strides[d];
+      }
+    }
+    new_shape.resize(prev + 1);
+    for (auto& op : it.ops_) op.byte_strides.resize(prev + 1);
+  }
+  it.shape_ = std::move(new_shape);
+  return it;
+}
+
+bool TensorIter::is_contiguous() const {
+  if (shape_.size() != 1) return false;
+  for (auto& op : ops_) {
+    if (op.byte_strides[0] != static_cast<int64_t>(op.tensor.element_size())) return false;
+  }
+  return true;
+}
+
+void TensorIter::serial_for_each(LoopFn loop, int64_t begin, int64_t end) const {
+  if (begin >= end) return;
+  const int nt = ntensors();
+  char* ptrs[kMaxOperands];
+  int64_t row_strides[kMaxOperands];
+  for (int i = 0; i < nt; ++i) row_strides[i] = ops_[i].byte_strides[0];
+  const int nd = ndim();
+  if (nd == 1) {
+    for (int i = 0; i < nt; ++i) ptrs[i] = ops_[i].data + begin * row_strides[i];
+    loop(ptrs, row_strides, end - begin);
+    return;
+  }
+  // Multi-index of `begin`, dim 0 fastest.
+  int64_t idx[64];
+  EMBER_INTERNAL_ASSERT(nd <= 64, "too many dims");
+  int64_t rem = begin;
+  for (int d = 0; d < nd; ++d) {
+    idx[d] = rem % shape_[d];
+    rem /= shape_[d];
+  }
+  int64_t linear = begin;
+  while (linear < end) {
+    int64_t n = std::min(shape_[0] - idx[0], end - linear);
+    for (int i = 0; i < nt; ++i) {
+      char* p = ops_[i].data;
+      for (int d = 0; d < nd; ++d) p += idx[d] * ops_[i].byte_strides[d];
+      ptrs[i] = p;
+    }
+    loop(ptrs, row_strides, n);
+    linear += n;
+    idx[0] = 0;
+    for (int d = 1; d < nd; ++d) {
+      if (++idx[d] < shape_[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+void TensorIter::for_each(LoopFn loop, int64_t grain) const {
+  if (numel_ == 0) return;
+  if (numel_ < grain || in_parallel_region() || num_threads() == 1) {
+    serial_for_each(loop, 0, numel_);
+    return;
+  }
+  parallel_for(0, numel_, grain, [&](int64_t b, int64_t e) { serial_for_each(loop, b, e); });
+}
+
+void TensorIter::cast_outputs() {
+  for (int i = 0; i < noutputs_; ++i) {
+    if (ops_[i].original.defined()) ops_[i].original.copy_(ops_[i].tensor);
+  }
+}
+
+TensorIter TensorIter::unary_op(Tensor& out, const Tensor& a, const char* op) {
+  TensorIter it = TensorIterConfig(op).add_output(out).add_input(a).build();
+  if (!out.defined()) out = it.output();
+  return it;
+}
+
+TensorIter TensorIter::unary_float_op(Tensor& out, const Tensor& a, const char* op) {
+  TensorIter it = TensorIterConfig(op)
+                      .add_output(out)
+                      .add_input(a)
+                      .promote_inputs_to_common_dtype()
+                      .promote_integer_inputs_to_float()
+                      .build();
+  if (!out.defined()) out = it.output();
+  return it;
+}
+
+TensorIter TensorIter::binary_op(Tensor& out, const Tensor& a, const Tensor& b, const char* op) {
+  TensorIter it = TensorIterConfig(op)
+                      .add_output(out)
+                      .add_input(a)
+                      .add_input(b)
+                      .promote_inputs_to_common_dtype()
+                      .build();
+  if (!out.defined()) out = it.output();
+  return it;
+}
+
+TensorIter TensorIter::binary_float_op(Tensor& out, const Tensor& a, const Tensor& b,
+                                       const char* op) {
+  TensorIter it = TensorIterConfig(op)
+                      .add_output(out)
+                      .add_input(a)
+                      .add_input(b)
+                      .promote_inputs_to_common_dtype()
+                      .promote_integer_inputs_to_float()
+                      .build();
+  if (!out.defined()) out = it.output();
+  return it;
+}
+
+TensorIter TensorIter::comparison_op(Tensor& out, const Tensor& a, const Tensor& b,
+                                     const char* op) {
+  TensorIter it = TensorIterConfig(op)
+                      .add_output(out)
+                      .add_input(a)
+                      .add_input(b)
+                      .promote_inputs_to_common_dtype()
+                      .output_dtype(kBool)
+                      .build();
+  if (!out.defined()) out = it.output();
+  return it;
+}
+
+TensorIter TensorIter::nullary_op(Tensor& out, const char* op) {
+  EMBER_CHECK(out.defined(), op, ": expected a defined output");
+  return TensorIterConfig(op).add_output(out).static_shape(out.sizes()).build();
+}
+
+}  // namespace ember

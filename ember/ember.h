@@ -1,0 +1,27 @@
+#pragma once
+// The one header for programs that embed ember (like torch/torch.h):
+//
+//   #include <ember/ember.h>
+//   auto x = ember::randn({2, 3});
+//   auto y = (x * 2).exp().sum();
+
+#include "core/allocator.h"
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/generator.h"
+#include "core/parallel.h"
+#include "core/scalar.h"
+#include "core/tensor.h"
+#include "core/ops/binary.h"
+#include "core/ops/conv.h"
+#include "core/ops/copy.h"
+#include "core/ops/factory.h"
+#include "core/ops/index.h"
+#include "core/ops/linalg.h"
+#include "core/ops/random.h"
+#include "core/ops/reduce.h"
+#include "core/ops/shape.h"
+#include "core/ops/softmax.h"
+#include "core/ops/unary.h"
+#include "core/ops/view.h"

@@ -1,0 +1,72 @@
+#pragma once
+// CPU loops over a TensorIter: cpu_kernel(iter, functor) applies an element-wise functor to every
+// element, the functor's argument types selecting how operands are read:
+//
+//   cpu_kernel(iter, [](float a, float b) -> float { return a + b; });
+//
+// The output is operand 0, inputs follow. When every operand is contiguous along the row the
+// loop is a plain indexed loop the compiler vectorises; otherwise it steps byte strides (a
+// stride of 0 is a broadcast operand). The same functors run on CUDA (kernels/math).
+
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "core/tensor_iter.h"
+
+namespace ember::kernels::cpu {
+
+template <class F>
+struct function_traits : function_traits<decltype(&std::decay_t<F>::operator())> {};
+template <class C, class R, class... A>
+struct function_traits<R (C::*)(A...) const> {
+  using result = R;
+  using args = std::tuple<A...>;
+  static constexpr size_t arity = sizeof...(A);
+};
+template <class C, class R, class... A>
+struct function_traits<R (C::*)(A...)> : function_traits<R (C::*)(A...) const> {};
+template <class R, class... A>
+struct function_traits<R (*)(A...)> {
+  using result = R;
+  using args = std::tuple<A...>;
+  static constexpr size_t arity = sizeof...(A);
+};
+
+namespace detail {
+template <class F, size_t... I>
+inline void basic_loop(char** data, const int64_t* strides, int64_t n, F& op,
+                       std::index_sequence<I...>) {
+  using traits = function_traits<F>;
+  using R = typename traits::result;
+  using Args = typename traits::args;
+  const bool contiguous =
+      strides[0] == sizeof(R) &&
+      ((strides[I + 1] == sizeof(std::tuple_element_t<I, Args>)) && ... && true);
+  if (contiguous) {
+    R* out = reinterpret_cast<R*>(data[0]);
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] = op(reinterpret_cast<const std::tuple_element_t<I, Args>*>(data[I + 1])[i]...);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      *reinterpret_cast<R*>(data[0] + i * strides[0]) =
+          op(*reinterpret_cast<const std::tuple_element_t<I, Args>*>(data[I + 1] +
+                                                                       i * strides[I + 1])...);
+    }
+  }
+}
+}  // namespace detail
+
+// Runs op over every element; the iteration is parallel above the grain size.
+template <class F>
+void cpu_kernel(const TensorIter& iter, F op) {
+  using traits = function_traits<F>;
+  EMBER_INTERNAL_ASSERT(iter.ninputs() == static_cast<int>(traits::arity) && iter.noutputs() == 1,
+                        iter.op_name(), ": functor arity does not match the operands");
+  iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
+    detail::basic_loop(data, strides, n, op, std::make_index_sequence<traits::arity>{});
+  });
+}
+
+}  // namespace ember::kernels::cpu
