@@ -104,7 +104,7 @@ void print_rec(std::ostream& os, const Tensor& t, const Formatter& f, bool summa
   for (int64_t i = 0; i < n; ++i) {
     if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) {
       if (t.dim() == 1) {
-        os << "..., ";
+        os << " ..., ";
       } else {
         os << "...,\n" << std::string(t.dim() > 2 ? 1 : 0, '\n') << std::string(indent + 1, ' ');
       }

@@ -102,20 +102,24 @@ TensorIter TensorIterConfig::build() {
   }
   it.common_dtype_ = common;
 
-  // 4. Operands: outputs (allocated or temporary), then inputs in the computing dtype.
+  // 4. Operands: outputs (existing, or to be allocated after step 6), then inputs in the
+  // computing dtype.
   DType out_dtype = output_dtype_.value_or(common);
+  std::vector<bool> allocate_later;
   for (auto& t : outputs_) {
     TensorIter::Operand op;
+    bool later = false;
     if (!t.defined()) {
-      op.tensor = empty(shape, TensorOptions(out_dtype).device(it.device_));
+      later = true;
     } else if (t.dtype() != out_dtype && (promote_ || int_to_float_ || output_dtype_)) {
       EMBER_CHECK(can_cast(out_dtype, t.dtype()), op_, ": result type ", dtype_name(out_dtype),
                   " can't be cast to the desired output type ", dtype_name(t.dtype()));
-      op.tensor = empty(shape, TensorOptions(out_dtype).device(it.device_));
       op.original = t;
+      later = true;
     } else {
       op.tensor = t;
     }
+    allocate_later.push_back(later);
     it.ops_.push_back(std::move(op));
   }
   it.noutputs_ = static_cast<int>(outputs_.size());
@@ -130,23 +134,29 @@ TensorIter TensorIterConfig::build() {
 
   // 5. Byte strides over the broadcast shape (0 where an operand is broadcast).
   const int64_t nd = static_cast<int64_t>(shape.size());
-  for (auto& op : it.ops_) {
+  auto set_strides = [&](TensorIter::Operand& op) {
     const Tensor& t = op.tensor;
     op.byte_strides.assign(nd, 0);
     int64_t offset = nd - t.dim();
     int64_t isz = static_cast<int64_t>(t.element_size());
     for (int64_t d = 0; d < t.dim(); ++d) {
-      if (t.size(d) != 1) op.byte_strides[d + offset] = t.strides()[d] * isz;
+      if (t.sizes()[d] != 1) op.byte_strides[d + offset] = t.strides()[d] * isz;
     }
     op.data = static_cast<char*>(t.data_ptr());
+  };
+  for (auto& op : it.ops_) {
+    if (op.tensor.defined()) set_strides(op);
   }
 
   // 6. Reorder: iteration dim 0 is the fastest-moving dim of the operands (the last dim for
-  // contiguous tensors), so that rows walk memory in order.
+  // contiguous tensors), so that rows walk memory in order. Outputs still to be allocated take
+  // no part; they are then laid out in this same order, so `a.t() + 1` keeps a's memory layout
+  // (as PyTorch does) and the whole op stays one contiguous run.
   std::vector<int64_t> perm(nd);
   for (int64_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
   auto should_swap = [&](int64_t d0, int64_t d1) {  // d0 currently before d1
     for (auto& op : it.ops_) {
+      if (!op.tensor.defined()) continue;
       int64_t s0 = op.byte_strides[d0], s1 = op.byte_strides[d1];
       if (s0 == 0 || s1 == 0) continue;
       if (s0 < s1) return false;
@@ -156,6 +166,20 @@ TensorIter TensorIterConfig::build() {
   };
   for (int64_t i = 1; i < nd; ++i) {
     for (int64_t j = i; j > 0 && should_swap(perm[j - 1], perm[j]); --j) std::swap(perm[j - 1], perm[j]);
+  }
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (!allocate_later[i]) continue;
+    Shape strides(nd);
+    int64_t st = 1;
+    for (int64_t k = 0; k < nd; ++k) {
+      strides[perm[k]] = st;
+      st *= std::max<int64_t>(shape[perm[k]], 1);
+    }
+    int64_t n = 1;
+    for (int64_t sz : shape) n *= sz;
+    Storage storage = make_storage(static_cast<size_t>(n) * itemsize(out_dtype), it.device_);
+    it.ops_[i].tensor = make_tensor(std::move(storage), shape, std::move(strides), 0, out_dtype);
+    set_strides(it.ops_[i]);
   }
   Shape new_shape(nd);
   for (int64_t i = 0; i < nd; ++i) new_shape[i] = shape[perm[i]];
