@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ember needs that are missing. Usage: scripts/deps.sh [bench]
+# ("bench" adds the reference libraries the benchmarks compare against).
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build ccache libeigen3-dev catch2 zlib1g-dev
+      nlohmann-json3-dev libfmt-dev libcli11-dev libopenblas-dev)
+if [[ "${1:-}" == "bench" ]]; then pkgs+=(libtorch-dev); fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
