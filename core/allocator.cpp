@@ -17,12 +17,67 @@ CPUAllocator& cpu_allocator() {
 // The block's size travels in the deleter's ctx word (no side allocation per block), so that
 // free_block can update the statistics of the one CPU allocator.
 
+// Note [Small-block cache]
+// Small tensors are created and destroyed at a high rate (every op on a few elements allocates
+// its output), and an aligned malloc/free pair costs about as much as the op itself. Blocks up to
+// kMaxCachedBytes are therefore kept on per-thread free lists by power-of-two size class and
+// reused. The statistics count what tensors hold (the requested bytes of live blocks), not what
+// the cache keeps; cached blocks are returned to the system when their thread exits.
+namespace {
+constexpr size_t kMinClassBytes = 64;
+constexpr size_t kMaxCachedBytes = 64 * 1024;
+constexpr int kNumClasses = 11;  // 64 B .. 64 KiB
+constexpr int kMaxBlocksPerClass = 64;
+
+int size_class(size_t nbytes) {
+  int c = 0;
+  size_t s = kMinClassBytes;
+  while (s < nbytes) {
+    s <<= 1;
+    ++c;
+  }
+  return c;
+}
+
+// Set once a thread's cache is destroyed: tensors that die later on that thread (a global
+// tensor destroyed at exit) free their blocks directly. A bool needs no destructor, so reading
+// it is always safe.
+thread_local bool t_cache_destroyed = false;
+
+struct BlockCache {
+  void* blocks[kNumClasses][kMaxBlocksPerClass];
+  int count[kNumClasses] = {};
+  ~BlockCache() {
+    t_cache_destroyed = true;
+    for (int c = 0; c < kNumClasses; ++c)
+      for (int i = 0; i < count[c]; ++i) std::free(blocks[c][i]);
+  }
+};
+
+// The calling thread's cache, or null once it has been destroyed.
+BlockCache* block_cache() {
+  if (t_cache_destroyed) return nullptr;
+  thread_local BlockCache cache;
+  return &cache;
+}
+}  // namespace
+
 DataPtr CPUAllocator::allocate(size_t nbytes) {
   if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, kCPU);
   EMBER_CHECK(nbytes < (size_t{1} << 46), "CPUAllocator: refusing an absurd allocation of ",
               nbytes, " bytes");
-  size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded);
+  void* p = nullptr;
+  if (nbytes <= kMaxCachedBytes) {
+    int c = size_class(nbytes);
+    BlockCache* cache = block_cache();
+    if (cache && cache->count[c] > 0) {
+      p = cache->blocks[c][--cache->count[c]];
+    } else {
+      p = std::aligned_alloc(kAlignment, kMinClassBytes << c);
+    }
+  } else {
+    p = std::aligned_alloc(kAlignment, (nbytes + kAlignment - 1) / kAlignment * kAlignment);
+  }
   EMBER_CHECK(p != nullptr, "CPUAllocator: out of memory allocating ", nbytes, " bytes");
   void* ctx = reinterpret_cast<void*>(static_cast<uintptr_t>(nbytes));
   int64_t now = allocated_.fetch_add(static_cast<int64_t>(nbytes)) + static_cast<int64_t>(nbytes);
@@ -35,10 +90,18 @@ DataPtr CPUAllocator::allocate(size_t nbytes) {
 }
 
 void CPUAllocator::free_block(void* ctx, void* data) {
-  auto nbytes = static_cast<int64_t>(reinterpret_cast<uintptr_t>(ctx));
+  auto nbytes = static_cast<size_t>(reinterpret_cast<uintptr_t>(ctx));
   CPUAllocator& a = cpu_allocator();
-  a.allocated_.fetch_sub(nbytes);
+  a.allocated_.fetch_sub(static_cast<int64_t>(nbytes));
   a.live_.fetch_sub(1);
+  if (nbytes <= kMaxCachedBytes) {
+    int c = size_class(nbytes);
+    BlockCache* cache = block_cache();
+    if (cache && cache->count[c] < kMaxBlocksPerClass) {
+      cache->blocks[c][cache->count[c]++] = data;
+      return;
+    }
+  }
   std::free(data);
 }
 

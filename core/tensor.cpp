@@ -183,8 +183,12 @@ void update(ResultTypeState& st, const Tensor& t) {
 }  // namespace
 
 DType result_type(const std::vector<Tensor>& operands) {
+  return result_type(operands.data(), static_cast<int>(operands.size()));
+}
+
+DType result_type(const Tensor* operands, int n) {
   ResultTypeState st;
-  for (const Tensor& t : operands) update(st, t);
+  for (int i = 0; i < n; ++i) update(st, operands[i]);
   auto r = combine_categories(st.dim_result, combine_categories(st.zero_result, st.wrapped_result));
   EMBER_CHECK(r.has_value(), "result_type: no operands");
   return *r;

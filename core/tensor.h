@@ -202,8 +202,13 @@ class Tensor {
   const Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor clamp_min(const Scalar& min) const;
   Tensor clamp_max(const Scalar& max) const;
+  const Tensor& clamp_min_(const Scalar& min) const;
+  const Tensor& clamp_max_(const Scalar& max) const;
   Tensor nan_to_num(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
                     std::optional<double> neginf = std::nullopt) const;
+  const Tensor& nan_to_num_(std::optional<double> nan = 0.0,
+                            std::optional<double> posinf = std::nullopt,
+                            std::optional<double> neginf = std::nullopt) const;
   Tensor isnan() const;
   Tensor isinf() const;
   Tensor isfinite() const;
@@ -257,7 +262,19 @@ class Tensor {
   const Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
   const Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
   const Tensor& lerp_(const Tensor& end, const Scalar& weight) const;
+  const Tensor& lerp_(const Tensor& end, const Tensor& weight) const;
   const Tensor& maximum_(const Tensor& other) const;
+  const Tensor& minimum_(const Tensor& other) const;
+  const Tensor& remainder_(const Tensor& other) const;
+  const Tensor& remainder_(const Scalar& other) const;
+  const Tensor& pow_(const Tensor& exponent) const;
+  const Tensor& atan2_(const Tensor& other) const;
+  const Tensor& logical_and_(const Tensor& other) const;
+  const Tensor& logical_or_(const Tensor& other) const;
+  const Tensor& logical_xor_(const Tensor& other) const;
+  const Tensor& bitwise_and_(const Tensor& other) const;
+  const Tensor& bitwise_or_(const Tensor& other) const;
+  const Tensor& bitwise_xor_(const Tensor& other) const;
   Tensor where(const Tensor& condition, const Tensor& other) const;  // where(cond, *this, other)
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   const Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
@@ -400,6 +417,7 @@ Tensor scalar_tensor(const Scalar& s, const TensorOptions& options = {});
 
 // PyTorch's result_type: the dtype an op on these operands computes in.
 DType result_type(const std::vector<Tensor>& operands);
+DType result_type(const Tensor* operands, int n);
 DType result_type(const Tensor& a, const Scalar& b);
 
 }  // namespace ember

@@ -14,12 +14,15 @@ bool can_cast(DType from, DType to) {
 }
 
 TensorIterConfig& TensorIterConfig::add_output(const Tensor& t) {
-  outputs_.push_back(t);
+  EMBER_INTERNAL_ASSERT(nin_ == 0, "outputs are added before inputs");
+  EMBER_INTERNAL_ASSERT(nout_ + nin_ < TensorIter::kMaxOperands, "too many operands");
+  outputs_[nout_++] = t;
   return *this;
 }
 TensorIterConfig& TensorIterConfig::add_input(const Tensor& t) {
-  EMBER_CHECK(t.defined(), op_, ": expected a defined tensor as input ", inputs_.size());
-  inputs_.push_back(t);
+  EMBER_CHECK(t.defined(), op_, ": expected a defined tensor as input ", nin_);
+  EMBER_INTERNAL_ASSERT(nout_ + nin_ < TensorIter::kMaxOperands, "too many operands");
+  inputs_[nin_++] = t;
   return *this;
 }
 TensorIterConfig& TensorIterConfig::promote_inputs_to_common_dtype(bool v) {
@@ -43,40 +46,52 @@ TensorIterConfig& TensorIterConfig::static_shape(const Shape& s) {
   return *this;
 }
 
+// Note [Per-op overhead]
+// An op on a few elements is all bookkeeping, so build() avoids heap allocations: operands
+// live in fixed arrays, per-dim data in DimVectors (inline up to 8 dims), and the common case
+// of inputs with equal shapes skips the broadcast computation. What remains is allocating the
+// output itself. bench/bench_overhead.cpp measures the result against libtorch.
 TensorIter TensorIterConfig::build() {
   TensorIter it;
   it.op_ = op_;
-  EMBER_INTERNAL_ASSERT(outputs_.size() + inputs_.size() <= TensorIter::kMaxOperands);
 
   // 1. Device: every tensor on one device. A wrapped C++ number (a 0-dim CPU tensor) follows.
-  std::optional<Device> device;
+  bool have_device = false;
+  Device device;
   auto take_device = [&](const Tensor& t) {
     if (!t.defined() || t.unsafe_impl()->is_wrapped_number) return;
-    if (!device) {
+    if (!have_device) {
       device = t.device();
+      have_device = true;
     } else {
-      EMBER_CHECK(*device == t.device(), op_,
+      EMBER_CHECK(device == t.device(), op_,
                   ": expected all tensors to be on the same device, but found at least two "
                   "devices, ",
-                  *device, " and ", t.device());
+                  device, " and ", t.device());
     }
   };
-  for (auto& t : outputs_) take_device(t);
-  for (auto& t : inputs_) take_device(t);
-  it.device_ = device.value_or(kCPU);
+  for (int i = 0; i < nout_; ++i) take_device(outputs_[i]);
+  for (int i = 0; i < nin_; ++i) take_device(inputs_[i]);
+  it.device_ = device;
 
   // 2. Shape: the broadcast of the inputs (or the static shape).
   Shape shape;
   if (static_shape_) {
     shape = *static_shape_;
-    for (auto& t : inputs_) {
-      EMBER_CHECK(broadcast_shapes(t.sizes(), shape, op_) == shape, op_, ": input of shape ",
-                  shape_str(t.sizes()), " cannot be broadcast to ", shape_str(shape));
+    for (int i = 0; i < nin_; ++i) {
+      const Tensor& t = inputs_[i];
+      EMBER_CHECK(t.sizes() == shape || broadcast_shapes(t.sizes(), shape, op_) == shape, op_,
+                  ": input of shape ", shape_str(t.sizes()), " cannot be broadcast to ",
+                  shape_str(shape));
     }
-  } else {
-    for (auto& t : inputs_) shape = broadcast_shapes(shape, t.sizes(), op_);
+  } else if (nin_ > 0) {
+    shape = inputs_[0].sizes();
+    for (int i = 1; i < nin_; ++i) {
+      if (inputs_[i].sizes() != shape) shape = broadcast_shapes(shape, inputs_[i].sizes(), op_);
+    }
   }
-  for (auto& t : outputs_) {
+  for (int i = 0; i < nout_; ++i) {
+    const Tensor& t = outputs_[i];
     if (!t.defined()) continue;
     EMBER_CHECK(t.sizes() == shape, op_, ": output with shape ", shape_str(t.sizes()),
                 " doesn't match the broadcast shape ", shape_str(shape));
@@ -84,20 +99,20 @@ TensorIter TensorIterConfig::build() {
 
   // 3. Dtype to compute in.
   DType common;
-  if (promote_ && !inputs_.empty()) {
-    common = result_type(inputs_);
-  } else if (!inputs_.empty()) {
+  if (promote_ && nin_ > 0) {
+    common = result_type(inputs_, nin_);
+  } else if (nin_ > 0) {
     common = inputs_[0].dtype();
-  } else if (!outputs_.empty() && outputs_[0].defined()) {
+  } else if (nout_ > 0 && outputs_[0].defined()) {
     common = outputs_[0].dtype();
   } else {
     common = output_dtype_.value_or(default_dtype());
   }
   if (int_to_float_ && !is_floating(common)) common = default_dtype();
   if (same_dtype_) {
-    for (auto& t : inputs_) {
-      EMBER_CHECK(t.dtype() == common, op_, ": expected all inputs to have dtype ",
-                  dtype_name(common), ", got ", dtype_name(t.dtype()));
+    for (int i = 0; i < nin_; ++i) {
+      EMBER_CHECK(inputs_[i].dtype() == common, op_, ": expected all inputs to have dtype ",
+                  dtype_name(common), ", got ", dtype_name(inputs_[i].dtype()));
     }
   }
   it.common_dtype_ = common;
@@ -105,31 +120,29 @@ TensorIter TensorIterConfig::build() {
   // 4. Operands: outputs (existing, or to be allocated after step 6), then inputs in the
   // computing dtype.
   DType out_dtype = output_dtype_.value_or(common);
-  std::vector<bool> allocate_later;
-  for (auto& t : outputs_) {
-    TensorIter::Operand op;
-    bool later = false;
+  bool allocate_later[TensorIter::kMaxOperands] = {};
+  for (int i = 0; i < nout_; ++i) {
+    const Tensor& t = outputs_[i];
+    TensorIter::Operand& op = it.ops_[i];
     if (!t.defined()) {
-      later = true;
+      allocate_later[i] = true;
     } else if (t.dtype() != out_dtype && (promote_ || int_to_float_ || output_dtype_)) {
       EMBER_CHECK(can_cast(out_dtype, t.dtype()), op_, ": result type ", dtype_name(out_dtype),
                   " can't be cast to the desired output type ", dtype_name(t.dtype()));
       op.original = t;
-      later = true;
+      allocate_later[i] = true;
     } else {
       op.tensor = t;
     }
-    allocate_later.push_back(later);
-    it.ops_.push_back(std::move(op));
   }
-  it.noutputs_ = static_cast<int>(outputs_.size());
-  for (auto& t : inputs_) {
-    TensorIter::Operand op;
+  it.noutputs_ = nout_;
+  it.nops_ = nout_ + nin_;
+  for (int i = 0; i < nin_; ++i) {
+    const Tensor& t = inputs_[i];
     bool convert = (promote_ || int_to_float_) && t.dtype() != common;
     Tensor in = convert ? t.to(common) : t;
     if (in.device() != it.device_) in = in.to(it.device_);  // a wrapped number
-    op.tensor = std::move(in);
-    it.ops_.push_back(std::move(op));
+    it.ops_[nout_ + i].tensor = std::move(in);
   }
 
   // 5. Byte strides over the broadcast shape (0 where an operand is broadcast).
@@ -139,23 +152,26 @@ TensorIter TensorIterConfig::build() {
     op.byte_strides.assign(nd, 0);
     int64_t offset = nd - t.dim();
     int64_t isz = static_cast<int64_t>(t.element_size());
+    const Shape& sizes = t.sizes();
+    const Shape& strides = t.strides();
     for (int64_t d = 0; d < t.dim(); ++d) {
-      if (t.sizes()[d] != 1) op.byte_strides[d + offset] = t.strides()[d] * isz;
+      if (sizes[d] != 1) op.byte_strides[d + offset] = strides[d] * isz;
     }
     op.data = static_cast<char*>(t.data_ptr());
   };
-  for (auto& op : it.ops_) {
-    if (op.tensor.defined()) set_strides(op);
+  for (int i = 0; i < it.nops_; ++i) {
+    if (it.ops_[i].tensor.defined()) set_strides(it.ops_[i]);
   }
 
   // 6. Reorder: iteration dim 0 is the fastest-moving dim of the operands (the last dim for
   // contiguous tensors), so that rows walk memory in order. Outputs still to be allocated take
   // no part; they are then laid out in this same order, so `a.t() + 1` keeps a's memory layout
   // (as PyTorch does) and the whole op stays one contiguous run.
-  std::vector<int64_t> perm(nd);
+  DimVector perm(nd, 0);
   for (int64_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
   auto should_swap = [&](int64_t d0, int64_t d1) {  // d0 currently before d1
-    for (auto& op : it.ops_) {
+    for (int i = 0; i < it.nops_; ++i) {
+      const TensorIter::Operand& op = it.ops_[i];
       if (!op.tensor.defined()) continue;
       int64_t s0 = op.byte_strides[d0], s1 = op.byte_strides[d1];
       if (s0 == 0 || s1 == 0) continue;
@@ -165,9 +181,10 @@ TensorIter TensorIterConfig::build() {
     return false;
   };
   for (int64_t i = 1; i < nd; ++i) {
-    for (int64_t j = i; j > 0 && should_swap(perm[j - 1], perm[j]); --j) std::swap(perm[j - 1], perm[j]);
+    for (int64_t j = i; j > 0 && should_swap(perm[j - 1], perm[j]); --j)
+      std::swap(perm[j - 1], perm[j]);
   }
-  for (size_t i = 0; i < outputs_.size(); ++i) {
+  for (int i = 0; i < nout_; ++i) {
     if (!allocate_later[i]) continue;
     Shape strides(nd);
     int64_t st = 1;
@@ -181,12 +198,13 @@ TensorIter TensorIterConfig::build() {
     it.ops_[i].tensor = make_tensor(std::move(storage), shape, std::move(strides), 0, out_dtype);
     set_strides(it.ops_[i]);
   }
-  Shape new_shape(nd);
+  DimVector new_shape(nd, 0);
   for (int64_t i = 0; i < nd; ++i) new_shape[i] = shape[perm[i]];
-  for (auto& op : it.ops_) {
-    Shape s(nd);
-    for (int64_t i = 0; i < nd; ++i) s[i] = op.byte_strides[perm[i]];
-    op.byte_strides = std::move(s);
+  for (int i = 0; i < it.nops_; ++i) {
+    TensorIter::Operand& op = it.ops_[i];
+    DimVector s(nd, 0);
+    for (int64_t k = 0; k < nd; ++k) s[k] = op.byte_strides[perm[k]];
+    op.byte_strides = s;
   }
 
   // 7. Coalesce neighbouring dims that are contiguous for every operand.
@@ -194,41 +212,44 @@ TensorIter TensorIterConfig::build() {
   for (int64_t s : new_shape) numel *= s;
   it.numel_ = numel;
   if (nd == 0) {
-    new_shape = {1};
-    for (auto& op : it.ops_) op.byte_strides = {0};
+    new_shape.assign(1, 1);
+    for (int i = 0; i < it.nops_; ++i) it.ops_[i].byte_strides.assign(1, 0);
   } else {
     int64_t prev = 0;
     for (int64_t d = 1; d < nd; ++d) {
       bool can = true;
-      for (auto& op : it.ops_) {
+      for (int i = 0; i < it.nops_ && can; ++i) {
+        const DimVector& bs = it.ops_[i].byte_strides;
         if (new_shape[prev] == 1 || new_shape[d] == 1) continue;
-        if (op.byte_strides[prev] * new_shape[prev] != op.byte_strides[d]) {
-          can = false;
-          break;
-        }
+        if (bs[prev] * new_shape[prev] != bs[d]) can = false;
       }
       if (can) {
-        for (auto& op : it.ops_) {
-          if (new_shape[prev] == 1) op.byte_strides[prev] = op.byte_strides[d];
+        for (int i = 0; i < it.nops_; ++i) {
+          DimVector& bs = it.ops_[i].byte_strides;
+          if (new_shape[prev] == 1) bs[prev] = bs[d];
         }
         new_shape[prev] *= new_shape[d];
       } else {
         ++prev;
         new_shape[prev] = new_shape[d];
-        for (auto& op : it.ops_) op.byte_strides[prev] = op.byte_strides[d];
+        for (int i = 0; i < it.nops_; ++i) {
+          DimVector& bs = it.ops_[i].byte_strides;
+          bs[prev] = bs[d];
+        }
       }
     }
     new_shape.resize(prev + 1);
-    for (auto& op : it.ops_) op.byte_strides.resize(prev + 1);
+    for (int i = 0; i < it.nops_; ++i) it.ops_[i].byte_strides.resize(prev + 1);
   }
-  it.shape_ = std::move(new_shape);
+  it.shape_ = new_shape;
   return it;
 }
 
 bool TensorIter::is_contiguous() const {
   if (shape_.size() != 1) return false;
-  for (auto& op : ops_) {
-    if (op.byte_strides[0] != static_cast<int64_t>(op.tensor.element_size())) return false;
+  for (int i = 0; i < nops_; ++i) {
+    if (ops_[i].byte_strides[0] != static_cast<int64_t>(ops_[i].tensor.element_size()))
+      return false;
   }
   return true;
 }

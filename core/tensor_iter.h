@@ -28,6 +28,7 @@
 
 #include "core/function_ref.h"
 #include "core/parallel.h"
+#include "core/small_vector.h"
 #include "core/tensor.h"
 
 namespace ember {
@@ -57,7 +58,7 @@ class TensorIter {
   // out = f() (fill, random).
   static TensorIter nullary_op(Tensor& out, const char* op);
 
-  int ntensors() const { return static_cast<int>(ops_.size()); }
+  int ntensors() const { return nops_; }
   int noutputs() const { return noutputs_; }
   int ninputs() const { return ntensors() - noutputs_; }
   const Tensor& output(int i = 0) const { return ops_[i].original.defined() ? ops_[i].original : ops_[i].tensor; }
@@ -68,11 +69,11 @@ class TensorIter {
   const char* op_name() const { return op_; }
 
   // The iteration shape after reordering and coalescing; shape()[0] is the fastest dim.
-  const Shape& shape() const { return shape_; }
+  const DimVector& shape() const { return shape_; }
   int64_t numel() const { return numel_; }
   int ndim() const { return static_cast<int>(shape_.size()); }
   // Byte strides of operand i over the iteration dims.
-  const Shape& strides(int i) const { return ops_[i].byte_strides; }
+  const DimVector& strides(int i) const { return ops_[i].byte_strides; }
   char* data(int i) const { return ops_[i].data; }
   // Whether every operand is contiguous over the whole (coalesced) iteration space.
   bool is_contiguous() const;
@@ -92,12 +93,15 @@ class TensorIter {
     Tensor tensor;    // what the kernel reads or writes
     Tensor original;  // the user's output when `tensor` is a temporary in the computing dtype
     char* data = nullptr;
-    Shape byte_strides;
+    DimVector byte_strides;
   };
 
-  std::vector<Operand> ops_;
+  // Fixed arrays, not vectors: building an iterator for a small op allocates nothing but its
+  // outputs (Note [Per-op overhead] in core/tensor_iter.cpp).
+  Operand ops_[kMaxOperands];
+  int nops_ = 0;
   int noutputs_ = 0;
-  Shape shape_;
+  DimVector shape_;
   int64_t numel_ = 0;
   DType common_dtype_ = DType::Float32;
   Device device_;
@@ -127,7 +131,8 @@ class TensorIterConfig {
 
  private:
   const char* op_;
-  std::vector<Tensor> outputs_, inputs_;
+  Tensor outputs_[TensorIter::kMaxOperands], inputs_[TensorIter::kMaxOperands];
+  int nout_ = 0, nin_ = 0;
   bool promote_ = false, int_to_float_ = false, same_dtype_ = false;
   std::optional<DType> output_dtype_;
   std::optional<Shape> static_shape_;
