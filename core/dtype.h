@@ -88,29 +88,33 @@ using opmath_t = typename opmath<T>::type;
     }                                                                                          \
   }()
 
-#define EMBER_CASES_FLOATING(F)                                    \
-  EMBER_DISPATCH_CASE(::ember::DType::Float32, float, F)           \
-  EMBER_DISPATCH_CASE(::ember::DType::Float64, double, F)          \
-  EMBER_DISPATCH_CASE(::ember::DType::Float16, ::ember::Half, F)   \
-  EMBER_DISPATCH_CASE(::ember::DType::BFloat16, ::ember::BFloat16, F)
+// The lambda is passed as __VA_ARGS__ so that commas inside it (captures, template arguments)
+// do not split it into several macro arguments.
+#define EMBER_CASES_FLOATING(...)                                              \
+  EMBER_DISPATCH_CASE(::ember::DType::Float32, float, __VA_ARGS__)             \
+  EMBER_DISPATCH_CASE(::ember::DType::Float64, double, __VA_ARGS__)            \
+  EMBER_DISPATCH_CASE(::ember::DType::Float16, ::ember::Half, __VA_ARGS__)     \
+  EMBER_DISPATCH_CASE(::ember::DType::BFloat16, ::ember::BFloat16, __VA_ARGS__)
 
-#define EMBER_CASES_INTEGRAL(F)                              \
-  EMBER_DISPATCH_CASE(::ember::DType::UInt8, uint8_t, F)     \
-  EMBER_DISPATCH_CASE(::ember::DType::Int32, int32_t, F)     \
-  EMBER_DISPATCH_CASE(::ember::DType::Int64, int64_t, F)
+#define EMBER_CASES_INTEGRAL(...)                                \
+  EMBER_DISPATCH_CASE(::ember::DType::UInt8, uint8_t, __VA_ARGS__) \
+  EMBER_DISPATCH_CASE(::ember::DType::Int32, int32_t, __VA_ARGS__) \
+  EMBER_DISPATCH_CASE(::ember::DType::Int64, int64_t, __VA_ARGS__)
 
-#define EMBER_CASES_BOOL(F) EMBER_DISPATCH_CASE(::ember::DType::Bool, bool, F)
+#define EMBER_CASES_BOOL(...) EMBER_DISPATCH_CASE(::ember::DType::Bool, bool, __VA_ARGS__)
 
 // Float types only (exp, log, softmax...).
-#define EMBER_DISPATCH_FLOATING(DTYPE, NAME, F) \
-  EMBER_DISPATCH_SWITCH(DTYPE, NAME, EMBER_CASES_FLOATING(F))
+#define EMBER_DISPATCH_FLOATING(DTYPE, NAME, ...) \
+  EMBER_DISPATCH_SWITCH(DTYPE, NAME, EMBER_CASES_FLOATING(__VA_ARGS__))
 // Integer types only, without bool (bitwise shifts...).
-#define EMBER_DISPATCH_INTEGRAL(DTYPE, NAME, F) \
-  EMBER_DISPATCH_SWITCH(DTYPE, NAME, EMBER_CASES_INTEGRAL(F))
+#define EMBER_DISPATCH_INTEGRAL(DTYPE, NAME, ...) \
+  EMBER_DISPATCH_SWITCH(DTYPE, NAME, EMBER_CASES_INTEGRAL(__VA_ARGS__))
 // Every numeric type: floats and integers, no bool (add, mul, sum...).
-#define EMBER_DISPATCH_NUMERIC(DTYPE, NAME, F) \
-  EMBER_DISPATCH_SWITCH(DTYPE, NAME, EMBER_CASES_FLOATING(F) EMBER_CASES_INTEGRAL(F))
+#define EMBER_DISPATCH_NUMERIC(DTYPE, NAME, ...) \
+  EMBER_DISPATCH_SWITCH(DTYPE, NAME,             \
+                        EMBER_CASES_FLOATING(__VA_ARGS__) EMBER_CASES_INTEGRAL(__VA_ARGS__))
 // Every dtype (copy, fill, comparisons, where...).
-#define EMBER_DISPATCH_ALL(DTYPE, NAME, F) \
-  EMBER_DISPATCH_SWITCH(DTYPE, NAME,       \
-                        EMBER_CASES_FLOATING(F) EMBER_CASES_INTEGRAL(F) EMBER_CASES_BOOL(F))
+#define EMBER_DISPATCH_ALL(DTYPE, NAME, ...)                                          \
+  EMBER_DISPATCH_SWITCH(DTYPE, NAME, EMBER_CASES_FLOATING(__VA_ARGS__)               \
+                                         EMBER_CASES_INTEGRAL(__VA_ARGS__)           \
+                                             EMBER_CASES_BOOL(__VA_ARGS__))
