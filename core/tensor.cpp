@@ -141,7 +141,17 @@ Tensor scalar_tensor(const Scalar& s, const TensorOptions& options) {
 }
 
 Tensor wrapped_scalar_tensor(const Scalar& s, Device device) {
-  Tensor t = scalar_tensor(s, TensorOptions(s.dtype()).device(device));
+  // Floating numbers keep their full double value (PyTorch stores wrapped numbers as double);
+  // result_type still promotes them as the default dtype.
+  DType dt = s.is_floating() ? kFloat64 : s.dtype();
+  Tensor t = scalar_tensor(s, TensorOptions(dt).device(device));
+  t.impl().is_wrapped_number = true;
+  return t;
+}
+
+Tensor wrapped_scalar_tensor(const Scalar& s, const Tensor& like) {
+  DType dt = is_floating(like.dtype()) ? like.dtype() : s.dtype();
+  Tensor t = scalar_tensor(s, TensorOptions(dt));
   t.impl().is_wrapped_number = true;
   return t;
 }

@@ -322,10 +322,19 @@ class Tensor {
                         const std::string& reduce, bool include_self = true) const;
   Tensor index_add(int64_t d, const Tensor& index, const Tensor& source,
                    const Scalar& alpha = 1) const;
+  const Tensor& scatter_(int64_t d, const Tensor& index, const Tensor& src) const;
+  const Tensor& scatter_(int64_t d, const Tensor& index, const Scalar& value) const;
+  const Tensor& scatter_add_(int64_t d, const Tensor& index, const Tensor& src) const;
+  const Tensor& scatter_reduce_(int64_t d, const Tensor& index, const Tensor& src,
+                                const std::string& reduce, bool include_self = true) const;
+  const Tensor& index_add_(int64_t d, const Tensor& index, const Tensor& source,
+                           const Scalar& alpha = 1) const;
   // Advanced indexing: one int64 index tensor or bool mask per leading dim (undefined = `:`).
   Tensor index(const std::vector<Tensor>& indices) const;
   const Tensor& index_put_(const std::vector<Tensor>& indices, const Tensor& values,
                            bool accumulate = false) const;
+  Tensor index_put(const std::vector<Tensor>& indices, const Tensor& values,
+                   bool accumulate = false) const;
   Tensor masked_select(const Tensor& mask) const;
   Tensor take(const Tensor& index) const;
   Tensor nonzero() const;
@@ -412,6 +421,10 @@ Tensor make_tensor(Storage storage, Shape sizes, Shape strides, int64_t storage_
                    DType dtype);
 // A C++ number as a 0-dim tensor that promotes like a Scalar (is_wrapped_number).
 Tensor wrapped_scalar_tensor(const Scalar& s, Device device = kCPU);
+// The same for an operand of an op on `like`: next to a floating tensor the number is stored in
+// that tensor's dtype, which is then the result dtype, so it is rounded once, straight to the
+// computing dtype (a float64 tensor sees 0.1, not 0.1f), and no conversion is needed later.
+Tensor wrapped_scalar_tensor(const Scalar& s, const Tensor& like);
 // A 0-dim tensor holding s as dtype (not a wrapped number).
 Tensor scalar_tensor(const Scalar& s, const TensorOptions& options = {});
 

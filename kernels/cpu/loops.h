@@ -65,7 +65,10 @@ void cpu_kernel(const TensorIter& iter, F op) {
   EMBER_INTERNAL_ASSERT(iter.ninputs() == static_cast<int>(traits::arity) && iter.noutputs() == 1,
                         iter.op_name(), ": functor arity does not match the operands");
   iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
-    detail::basic_loop(data, strides, n, op, std::make_index_sequence<traits::arity>{});
+    // A local copy: the compiler then knows the functor's members (alpha, bounds) cannot
+    // change when the loop writes the output, and vectorises without an aliasing check.
+    F local = op;
+    detail::basic_loop(data, strides, n, local, std::make_index_sequence<traits::arity>{});
   });
 }
 

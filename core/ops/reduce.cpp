@@ -1,0 +1,304 @@
+#include "core/ops/reduce.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/op_registry.h"
+#include "core/ops/factory.h"
+
+namespace ember {
+
+EMBER_DEFINE_DISPATCH(sum_stub);
+EMBER_DEFINE_DISPATCH(mean_stub);
+EMBER_DEFINE_DISPATCH(prod_stub);
+EMBER_DEFINE_DISPATCH(var_stub);
+EMBER_DEFINE_DISPATCH(minmax_stub);
+EMBER_DEFINE_DISPATCH(arg_minmax_stub);
+EMBER_DEFINE_DISPATCH(logsumexp_stub);
+EMBER_DEFINE_DISPATCH(norm_stub);
+EMBER_DEFINE_DISPATCH(all_any_stub);
+EMBER_DEFINE_DISPATCH(cumsum_stub);
+EMBER_DEFINE_DISPATCH(cumprod_stub);
+
+namespace {
+
+constexpr const char* kReduceOps[] = {"sum",    "mean",   "prod",      "var",  "std",
+                                      "amax",   "amin",   "max",       "min",  "argmax",
+                                      "argmin", "logsumexp", "norm",   "all",  "any",
+                                      "cumsum", "cumprod"};
+static_assert(sizeof(kReduceOps) / sizeof(kReduceOps[0]) == 17);
+const OpFamilyRegistrar registrar("reduce", kReduceOps);
+
+// Which dims of `self` a dims list reduces; empty means all. Throws on a bad or repeated dim.
+std::vector<bool> reduced_mask(const Tensor& self, const Shape& dims, const char* op) {
+  const int64_t nd = self.dim();
+  std::vector<bool> mask(static_cast<size_t>(nd), dims.empty());
+  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(nd, 1)), false);
+  for (int64_t d : dims) {
+    int64_t w = wrap_dim(d, nd, op);
+    EMBER_CHECK(!seen[w], op, ": dim ", w, " appears multiple times in the list of dims ", dims);
+    seen[w] = true;
+    if (nd > 0) mask[w] = true;
+  }
+  return mask;
+}
+
+// Drops size-1 dims and merges neighbours whose strides allow it; keeps at least one dim.
+void coalesce(Shape& sizes, Shape& strides) {
+  Shape s, st;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 1) continue;
+    if (!s.empty() && st.back() == strides[i] * sizes[i]) {
+      s.back() *= sizes[i];
+      st.back() = strides[i];
+    } else {
+      s.push_back(sizes[i]);
+      st.push_back(strides[i]);
+    }
+  }
+  if (s.empty()) {
+    s.push_back(1);
+    st.push_back(0);
+  }
+  sizes = std::move(s);
+  strides = std::move(st);
+}
+
+// Note [Reduce plan] in core/ops/reduce.h. Allocates plan.out (out_dtype) and, with
+// want_indices, plan.indices. Ops without an identity (no_identity) reject empty reduced dims.
+ReducePlan make_plan(const char* op, const Tensor& input, const Shape& dims, bool keepdim,
+                     DType out_dtype, bool want_values, bool want_indices, bool logical_order,
+                     bool no_identity) {
+  std::vector<bool> mask = reduced_mask(input, dims, op);
+  ReducePlan plan;
+  plan.op = op;
+  plan.input = input;
+  Shape out_shape;
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (mask[d]) {
+      EMBER_CHECK(!no_identity || input.size(d) != 0, op, ": expected reduction dim ", d,
+                  " to have non-zero size (input shape ", input.sizes(),
+                  "); the operation has no identity");
+      plan.inner_sizes.push_back(input.size(d));
+      plan.inner_strides.push_back(input.stride(d));
+      if (keepdim) out_shape.push_back(1);
+    } else {
+      plan.outer_sizes.push_back(input.size(d));
+      plan.outer_strides.push_back(input.stride(d));
+      out_shape.push_back(input.size(d));
+    }
+  }
+  plan.num_outputs = shape_numel(plan.outer_sizes);
+  plan.reduce_size = shape_numel(plan.inner_sizes);
+  if (!logical_order) {
+    // Walk memory in order: largest stride first (stable, so equal strides keep their order).
+    std::vector<size_t> order(plan.inner_sizes.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::abs(plan.inner_strides[a]) > std::abs(plan.inner_strides[b]);
+    });
+    Shape s, st;
+    for (size_t i : order) {
+      s.push_back(plan.inner_sizes[i]);
+      st.push_back(plan.inner_strides[i]);
+    }
+    plan.inner_sizes = std::move(s);
+    plan.inner_strides = std::move(st);
+  }
+  coalesce(plan.outer_sizes, plan.outer_strides);
+  coalesce(plan.inner_sizes, plan.inner_strides);
+  TensorOptions opts = TensorOptions(out_dtype).device(input.device());
+  if (want_values) plan.out = empty(out_shape, opts);
+  if (want_indices) plan.indices = empty(out_shape, TensorOptions(kInt64).device(input.device()));
+  return plan;
+}
+
+DType sum_dtype(DType t) { return is_floating(t) ? t : kInt64; }
+
+void check_floating(const Tensor& self, const char* op) {
+  EMBER_CHECK(is_floating(self.dtype()), op,
+              ": expected a floating point input, got dtype ", dtype_name(self.dtype()),
+              " (convert it with .to(kFloat32) first)");
+}
+
+Tensor values_or_indices(const Tensor& self, const Shape& dims, bool keepdim, bool is_max,
+                         bool indices, const char* op) {
+  ReducePlan plan = make_plan(op, self, dims, keepdim, self.dtype(), !indices, indices,
+                              /*logical_order=*/indices, /*no_identity=*/true);
+  (indices ? arg_minmax_stub : minmax_stub)(self.device().type, plan, is_max);
+  return indices ? plan.indices : plan.out;
+}
+
+std::tuple<Tensor, Tensor> minmax_dim(const Tensor& self, int64_t dim, bool keepdim, bool is_max,
+                                      const char* op) {
+  ReducePlan plan = make_plan(op, self, {dim}, keepdim, self.dtype(), true, true, true, true);
+  arg_minmax_stub(self.device().type, plan, is_max);
+  return {plan.out, plan.indices};
+}
+
+Tensor arg_minmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim, bool is_max,
+                  const char* op) {
+  if (dim) {
+    return values_or_indices(self, {*dim}, keepdim, is_max, true, op);
+  }
+  // The index into the flattened tensor; keepdim keeps every dim with size 1.
+  Tensor flat_index = values_or_indices(self, {}, false, is_max, true, op);
+  if (!keepdim) return flat_index;
+  return flat_index.reshape(Shape(static_cast<size_t>(self.dim()), 1));
+}
+
+Tensor scan(const Tensor& self, int64_t dim, std::optional<DType> dtype, const char* op,
+            DispatchStub<scan_fn>& stub) {
+  int64_t d = wrap_dim(dim, self.dim(), op);
+  Tensor in = dtype ? self.to(*dtype) : self;
+  Tensor out = empty(in.sizes(), TensorOptions(sum_dtype(in.dtype())).device(in.device()));
+  if (out.numel() > 0) stub(in.device().type, out, in, self.dim() == 0 ? 0 : d);
+  return out;
+}
+
+}  // namespace
+
+// ---- sums and means ------------------------------------------------------------------------
+
+Tensor sum(const Tensor& self, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
+  Tensor in = dtype ? self.to(*dtype) : self;
+  ReducePlan plan = make_plan("sum", in, dims, keepdim, sum_dtype(in.dtype()), true, false,
+                              false, false);
+  sum_stub(in.device().type, plan);
+  return plan.out;
+}
+
+Tensor mean(const Tensor& self, const Shape& dims, bool keepdim) {
+  check_floating(self, "mean");
+  ReducePlan plan = make_plan("mean", self, dims, keepdim, self.dtype(), true, false, false, false);
+  mean_stub(self.device().type, plan);
+  return plan.out;
+}
+
+Tensor prod(const Tensor& self, const Shape& dims, bool keepdim) {
+  ReducePlan plan = make_plan("prod", self, dims, keepdim, sum_dtype(self.dtype()), true, false,
+                              false, false);
+  prod_stub(self.device().type, plan);
+  return plan.out;
+}
+
+Tensor var(const Tensor& self, const Shape& dims, int64_t correction, bool keepdim) {
+  check_floating(self, "var");
+  ReducePlan plan = make_plan("var", self, dims, keepdim, self.dtype(), true, false, false, false);
+  var_stub(self.device().type, plan, correction, false);
+  return plan.out;
+}
+
+Tensor std(const Tensor& self, const Shape& dims, int64_t correction, bool keepdim) {
+  check_floating(self, "std");
+  ReducePlan plan = make_plan("std", self, dims, keepdim, self.dtype(), true, false, false, false);
+  var_stub(self.device().type, plan, correction, true);
+  return plan.out;
+}
+
+// ---- extrema -------------------------------------------------------------------------------
+
+Tensor amax(const Tensor& self, const Shape& dims, bool keepdim) {
+  return values_or_indices(self, dims, keepdim, true, false, "amax");
+}
+Tensor amin(const Tensor& self, const Shape& dims, bool keepdim) {
+  return values_or_indices(self, dims, keepdim, false, false, "amin");
+}
+Tensor max(const Tensor& self) { return values_or_indices(self, {}, false, true, false, "max"); }
+Tensor min(const Tensor& self) { return values_or_indices(self, {}, false, false, false, "min"); }
+std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim) {
+  return minmax_dim(self, dim, keepdim, true, "max");
+}
+std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim) {
+  return minmax_dim(self, dim, keepdim, false, "min");
+}
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return arg_minmax(self, dim, keepdim, true, "argmax");
+}
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return arg_minmax(self, dim, keepdim, false, "argmin");
+}
+
+// ---- logsumexp, norms, logical -------------------------------------------------------------
+
+Tensor logsumexp(const Tensor& self, const Shape& dims, bool keepdim) {
+  Tensor in = is_floating(self.dtype()) ? self : self.to(default_dtype());
+  ReducePlan plan = make_plan("logsumexp", in, dims, keepdim, in.dtype(), true, false, false,
+                              false);
+  logsumexp_stub(in.device().type, plan);
+  return plan.out;
+}
+
+Tensor norm(const Tensor& self, double p, const Shape& dims, bool keepdim) {
+  check_floating(self, "norm");
+  EMBER_CHECK(p > 0 && !std::isnan(p), "norm: p must be 1, 2, INFINITY or another p > 0, got ",
+              p);
+  ReducePlan plan = make_plan("norm", self, dims, keepdim, self.dtype(), true, false, false,
+                              /*no_identity=*/std::isinf(p));
+  norm_stub(self.device().type, plan, p);
+  return plan.out;
+}
+
+Tensor all(const Tensor& self, const Shape& dims, bool keepdim) {
+  ReducePlan plan = make_plan("all", self, dims, keepdim, kBool, true, false, false, false);
+  all_any_stub(self.device().type, plan, true);
+  return plan.out;
+}
+
+Tensor any(const Tensor& self, const Shape& dims, bool keepdim) {
+  ReducePlan plan = make_plan("any", self, dims, keepdim, kBool, true, false, false, false);
+  all_any_stub(self.device().type, plan, false);
+  return plan.out;
+}
+
+// ---- scans ---------------------------------------------------------------------------------
+
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return scan(self, dim, dtype, "cumsum", cumsum_stub);
+}
+Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return scan(self, dim, dtype, "cumprod", cumprod_stub);
+}
+
+// ---- Tensor methods ------------------------------------------------------------------------
+
+Tensor Tensor::sum(const Shape& dims, bool keepdim, std::optional<DType> dtype) const {
+  return ember::sum(*this, dims, keepdim, dtype);
+}
+Tensor Tensor::mean(const Shape& dims, bool keepdim) const { return ember::mean(*this, dims, keepdim); }
+Tensor Tensor::prod(const Shape& dims, bool keepdim) const { return ember::prod(*this, dims, keepdim); }
+Tensor Tensor::var(const Shape& dims, int64_t correction, bool keepdim) const {
+  return ember::var(*this, dims, correction, keepdim);
+}
+Tensor Tensor::std(const Shape& dims, int64_t correction, bool keepdim) const {
+  return ember::std(*this, dims, correction, keepdim);
+}
+Tensor Tensor::amax(const Shape& dims, bool keepdim) const { return ember::amax(*this, dims, keepdim); }
+Tensor Tensor::amin(const Shape& dims, bool keepdim) const { return ember::amin(*this, dims, keepdim); }
+Tensor Tensor::max() const { return ember::max(*this); }
+Tensor Tensor::min() const { return ember::min(*this); }
+std::tuple<Tensor, Tensor> Tensor::max(int64_t d, bool keepdim) const {
+  return ember::max(*this, d, keepdim);
+}
+std::tuple<Tensor, Tensor> Tensor::min(int64_t d, bool keepdim) const {
+  return ember::min(*this, d, keepdim);
+}
+Tensor Tensor::argmax(std::optional<int64_t> d, bool keepdim) const {
+  return ember::argmax(*this, d, keepdim);
+}
+Tensor Tensor::argmin(std::optional<int64_t> d, bool keepdim) const {
+  return ember::argmin(*this, d, keepdim);
+}
+Tensor Tensor::logsumexp(const Shape& dims, bool keepdim) const {
+  return ember::logsumexp(*this, dims, keepdim);
+}
+Tensor Tensor::norm(double p, const Shape& dims, bool keepdim) const {
+  return ember::norm(*this, p, dims, keepdim);
+}
+Tensor Tensor::all(const Shape& dims, bool keepdim) const { return ember::all(*this, dims, keepdim); }
+Tensor Tensor::any(const Shape& dims, bool keepdim) const { return ember::any(*this, dims, keepdim); }
+Tensor Tensor::cumsum(int64_t d) const { return ember::cumsum(*this, d); }
+Tensor Tensor::cumprod(int64_t d) const { return ember::cumprod(*this, d); }
+
+}  // namespace ember

@@ -1,0 +1,289 @@
+// CPU kernels for the convolution and pooling building blocks (core/ops/conv.h).
+//
+// Every tensor arrives contiguous and batched, the geometry checked (Window2d). Work is split
+// over the thread pool by image planes (n, c) -- or, for conv2d, by (image, group) pairs and,
+// when those are fewer than the threads, by ranges of output positions too. Each task writes
+// its own part of the output, so nothing is shared between threads. conv2d is im2col + one
+// single-threaded Eigen GEMM per task: Eigen never starts threads of its own (DESIGN.md,
+// "Threads").
+
+#include "core/ops/conv.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/parallel.h"
+
+namespace ember::kernels::cpu {
+
+namespace {
+
+// Planes per parallel_for task, so that a task has about kGrainSize elements of work.
+int64_t plane_grain(int64_t work_per_plane) {
+  return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, work_per_plane));
+}
+
+// Writes window positions [l0, l0 + ncols) of the im2col matrix of `channels` planes.
+//   x:   (channels, in_h, in_w)
+//   col: (channels * kh * kw, ncols); row (c * kh + i) * kw + j, column l - l0 holds
+//        x[c, oh * sh - ph + i * dh, ow * sw - pw + j * dw] for l = oh * out_w + ow, or 0 in
+//        the padding.
+template <class T>
+void im2col_block(const T* x, int64_t channels, const Window2d& g, int64_t l0, int64_t ncols,
+                  T* col) {
+  const int64_t H = g.in_h, W = g.in_w;
+  for (int64_t c = 0; c < channels; ++c) {
+    const T* plane = x + c * H * W;
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) {
+        T* dst = col + ((c * g.kh + i) * g.kw + j) * ncols;
+        // One output row oh (or the part of it inside [l0, l0 + ncols)) at a time.
+        for (int64_t l = l0; l < l0 + ncols;) {
+          const int64_t oh = l / g.out_w, ow0 = l % g.out_w;
+          const int64_t ow1 = std::min(g.out_w, ow0 + (l0 + ncols - l));
+          T* d = dst + (l - l0);
+          const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+          if (ih < 0 || ih >= H) {
+            std::fill(d, d + (ow1 - ow0), T(0));
+          } else {
+            const T* row = plane + ih * W;
+            for (int64_t ow = ow0; ow < ow1; ++ow) {
+              const int64_t iw = ow * g.sw - g.pw + j * g.dw;
+              d[ow - ow0] = (iw >= 0 && iw < W) ? row[iw] : T(0);
+            }
+          }
+          l += ow1 - ow0;
+        }
+      }
+    }
+  }
+}
+
+// input: (N, C, H, W) -> out: (N, C * kh * kw, L)
+template <class T>
+void im2col_typed(const Tensor& input, const Tensor& out, const Window2d& g) {
+  const T* x = input.data_ptr<T>();
+  T* y = out.data_ptr<T>();
+  const int64_t planes = input.size(0) * input.size(1);  // (n, c) pairs
+  const int64_t hw = g.in_h * g.in_w, rows = g.kh * g.kw, L = g.out_h * g.out_w;
+  parallel_for(0, planes, plane_grain(rows * L), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) im2col_block(x + p * hw, 1, g, 0, L, y + p * rows * L);
+  });
+}
+
+void im2col_kernel(const Tensor& input, const Tensor& out, const Window2d& g) {
+  EMBER_DISPATCH_FLOATING(input.dtype(), "im2col", [&] { im2col_typed<scalar_t>(input, out, g); });
+}
+
+// input: (N, C * kh * kw, L) -> out: (N, C, H, W). Each (n, c) plane sums its kh * kw rows into
+// a float accumulator (the input dtype for float64), then rounds once.
+template <class T>
+void col2im_typed(const Tensor& input, const Tensor& out, const Window2d& g) {
+  using acc_t = opmath_t<T>;
+  const T* x = input.data_ptr<T>();
+  T* y = out.data_ptr<T>();
+  const int64_t planes = out.size(0) * out.size(1);
+  const int64_t H = g.in_h, W = g.in_w, rows = g.kh * g.kw, L = g.out_h * g.out_w;
+  parallel_for(0, planes, plane_grain(rows * L), [&](int64_t p0, int64_t p1) {
+    std::vector<acc_t> acc(static_cast<size_t>(H * W));
+    for (int64_t p = p0; p < p1; ++p) {
+      std::fill(acc.begin(), acc.end(), acc_t(0));
+      const T* col = x + p * rows * L;  // (kh * kw, L) of plane p
+      for (int64_t i = 0; i < g.kh; ++i) {
+        for (int64_t j = 0; j < g.kw; ++j) {
+          const T* row = col + (i * g.kw + j) * L;
+          for (int64_t oh = 0; oh < g.out_h; ++oh) {
+            const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+            if (ih < 0 || ih >= H) continue;
+            for (int64_t ow = 0; ow < g.out_w; ++ow) {
+              const int64_t iw = ow * g.sw - g.pw + j * g.dw;
+              if (iw >= 0 && iw < W) acc[ih * W + iw] += static_cast<acc_t>(row[oh * g.out_w + ow]);
+            }
+          }
+        }
+      }
+      T* plane = y + p * H * W;
+      for (int64_t e = 0; e < H * W; ++e) plane[e] = static_cast<T>(acc[e]);
+    }
+  });
+}
+
+void col2im_kernel(const Tensor& input, const Tensor& out, const Window2d& g) {
+  EMBER_DISPATCH_FLOATING(input.dtype(), "col2im", [&] { col2im_typed<scalar_t>(input, out, g); });
+}
+
+// Output positions per task below which a GEMM is not worth splitting further.
+constexpr int64_t kMinColumnsPerTask = 64;
+
+// input: (N, C, H, W), weight: (O, C / groups, kh, kw), bias: (O) or undefined,
+// out: (N, O, out_h, out_w). For image n and group g, with K = C / groups * kh * kw and
+// L = out_h * out_w:
+//   cols (K, L)          = im2col(input[n, g's channels])
+//   out[n, g's outputs]  = weight[g's outputs] (O / groups, K)  @  cols  (+ bias)
+// A 1x1 kernel with stride 1 and no padding reads the input plane directly as cols.
+template <class T>
+void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                  const Window2d& g, int64_t groups) {
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+  using ConstMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+  using MutMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
+
+  const T* x = input.data_ptr<T>();
+  const T* w = weight.data_ptr<T>();
+  const T* b = bias.defined() ? bias.data_ptr<T>() : nullptr;
+  T* y = out.data_ptr<T>();
+  const int64_t N = input.size(0), C = input.size(1), O = weight.size(0);
+  const int64_t Cg = C / groups, Og = O / groups, K = Cg * g.kh * g.kw;
+  const int64_t HW = g.in_h * g.in_w, L = g.out_h * g.out_w;
+  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+
+  // Tasks: (image, group) pairs, each split into `chunks` ranges of output positions when the
+  // pairs alone cannot keep every thread busy.
+  const int64_t pairs = N * groups;
+  int64_t chunks = 1;
+  if (pairs < num_threads()) {
+    const int64_t wanted = (num_threads() + pairs - 1) / pairs;
+    chunks = std::max<int64_t>(1, std::min(wanted, L / kMinColumnsPerTask));
+  }
+  const int64_t chunk_cols = (L + chunks - 1) / chunks;
+
+  parallel_for(0, pairs * chunks, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<T> cols;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / chunks / groups, grp = t / chunks % groups;
+      const int64_t l0 = t % chunks * chunk_cols, l1 = std::min(L, l0 + chunk_cols);
+      if (l0 >= l1) continue;
+      const int64_t ncols = l1 - l0;
+      const T* xg = x + (n * C + grp * Cg) * HW;  // (Cg, H, W)
+      ConstMap wg(w + grp * Og * K, Og, K, Eigen::OuterStride<>(K));
+      MutMap yg(y + (n * O + grp * Og) * L + l0, Og, ncols, Eigen::OuterStride<>(L));
+      if (pointwise) {
+        yg.noalias() = wg * ConstMap(xg + l0, K, ncols, Eigen::OuterStride<>(HW));
+      } else {
+        cols.resize(static_cast<size_t>(K * ncols));
+        im2col_block(xg, Cg, g, l0, ncols, cols.data());
+        yg.noalias() = wg * ConstMap(cols.data(), K, ncols, Eigen::OuterStride<>(ncols));
+      }
+      if (b != nullptr) yg.colwise() += Eigen::Map<const Vector>(b + grp * Og, Og);
+    }
+  });
+}
+
+void conv2d_kernel(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                   const Window2d& g, int64_t groups) {
+  switch (input.dtype()) {
+    case kFloat32:
+      return conv2d_typed<float>(input, weight, bias, out, g, groups);
+    case kFloat64:
+      return conv2d_typed<double>(input, weight, bias, out, g, groups);
+    default:
+      EMBER_ERROR("conv2d: the CPU kernel takes float32 or float64, got ",
+                  dtype_name(input.dtype()));
+  }
+}
+
+// input: (N, C, H, W) -> out, indices: (N, C, out_h, out_w). PyTorch's rule: the window starts
+// at its first in-bounds tap, its maximum starts at -inf (index: that first tap), and a value
+// replaces it when greater or NaN.
+template <class T>
+void max_pool2d_typed(const Tensor& input, const Tensor& out, const Tensor& indices,
+                      const Window2d& g) {
+  using acc_t = opmath_t<T>;
+  const T* x = input.data_ptr<T>();
+  T* y = out.data_ptr<T>();
+  int64_t* idx = indices.data_ptr<int64_t>();
+  const int64_t planes = input.size(0) * input.size(1);
+  const int64_t H = g.in_h, W = g.in_w, L = g.out_h * g.out_w;
+  parallel_for(0, planes, plane_grain(L * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* plane = x + p * H * W;
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        int64_t h0 = oh * g.sh - g.ph;
+        const int64_t h1 = std::min(h0 + (g.kh - 1) * g.dh + 1, H);
+        while (h0 < 0) h0 += g.dh;
+        for (int64_t ow = 0; ow < g.out_w; ++ow) {
+          int64_t w0 = ow * g.sw - g.pw;
+          const int64_t w1 = std::min(w0 + (g.kw - 1) * g.dw + 1, W);
+          while (w0 < 0) w0 += g.dw;
+          int64_t best_index = h0 * W + w0;
+          acc_t best = -std::numeric_limits<acc_t>::infinity();
+          for (int64_t ih = h0; ih < h1; ih += g.dh) {
+            for (int64_t iw = w0; iw < w1; iw += g.dw) {
+              const acc_t v = static_cast<acc_t>(plane[ih * W + iw]);
+              if (v > best || std::isnan(v)) {
+                best = v;
+                best_index = ih * W + iw;
+              }
+            }
+          }
+          y[p * L + oh * g.out_w + ow] = static_cast<T>(best);
+          idx[p * L + oh * g.out_w + ow] = best_index;
+        }
+      }
+    }
+  });
+}
+
+void max_pool2d_kernel(const Tensor& input, const Tensor& out, const Tensor& indices,
+                       const Window2d& g) {
+  EMBER_DISPATCH_FLOATING(input.dtype(), "max_pool2d",
+                          [&] { max_pool2d_typed<scalar_t>(input, out, indices, g); });
+}
+
+// input: (N, C, H, W) -> out: (N, C, out_h, out_w). PyTorch's divisor: the window clipped to
+// the padded input (count_include_pad) or to the input, unless overridden (divisor != 0).
+template <class T>
+void avg_pool2d_typed(const Tensor& input, const Tensor& out, const Window2d& g,
+                      bool count_include_pad, int64_t divisor) {
+  using acc_t = opmath_t<T>;
+  const T* x = input.data_ptr<T>();
+  T* y = out.data_ptr<T>();
+  const int64_t planes = input.size(0) * input.size(1);
+  const int64_t H = g.in_h, W = g.in_w, L = g.out_h * g.out_w;
+  parallel_for(0, planes, plane_grain(L * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* plane = x + p * H * W;
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        for (int64_t ow = 0; ow < g.out_w; ++ow) {
+          // The window in padded coordinates, then clipped to the input.
+          int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+          int64_t h1 = std::min(h0 + g.kh, H + g.ph), w1 = std::min(w0 + g.kw, W + g.pw);
+          const int64_t padded_size = (h1 - h0) * (w1 - w0);
+          h0 = std::max<int64_t>(h0, 0);
+          w0 = std::max<int64_t>(w0, 0);
+          h1 = std::min(h1, H);
+          w1 = std::min(w1, W);
+          acc_t sum = 0;
+          for (int64_t ih = h0; ih < h1; ++ih)
+            for (int64_t iw = w0; iw < w1; ++iw) sum += static_cast<acc_t>(plane[ih * W + iw]);
+          const int64_t count = divisor != 0        ? divisor
+                                : count_include_pad ? padded_size
+                                                    : (h1 - h0) * (w1 - w0);
+          y[p * L + oh * g.out_w + ow] =
+              count != 0 ? static_cast<T>(sum / static_cast<acc_t>(count)) : T(0);
+        }
+      }
+    }
+  });
+}
+
+void avg_pool2d_kernel(const Tensor& input, const Tensor& out, const Window2d& g,
+                       bool count_include_pad, int64_t divisor) {
+  EMBER_DISPATCH_FLOATING(input.dtype(), "avg_pool2d", [&] {
+    avg_pool2d_typed<scalar_t>(input, out, g, count_include_pad, divisor);
+  });
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL(im2col_stub, DeviceType::CPU, im2col_kernel);
+EMBER_REGISTER_KERNEL(col2im_stub, DeviceType::CPU, col2im_kernel);
+EMBER_REGISTER_KERNEL(conv2d_stub, DeviceType::CPU, conv2d_kernel);
+EMBER_REGISTER_KERNEL(max_pool2d_stub, DeviceType::CPU, max_pool2d_kernel);
+EMBER_REGISTER_KERNEL(avg_pool2d_stub, DeviceType::CPU, avg_pool2d_kernel);
+
+}  // namespace ember::kernels::cpu

@@ -1,0 +1,500 @@
+// The raw CPU GEMM of kernels/cpu/gemm.h.
+//
+// Note [GEMM micro-kernels]
+// A float32 product runs BLIS's five loops around a micro-kernel:
+//
+//   for jc in n step NC:                     B panel (KC x NC) packed, lives in L3
+//     for pc in k step KC:
+//       pack B[pc:pc+KC, jc:jc+NC] into NR-wide micro-panels
+//       for ic in m step MC:                 A block (MC x KC) packed, lives in L2
+//         pack A[ic:ic+MC, pc:pc+KC] into MR-tall micro-panels
+//         for jr in NC step NR:              one B micro-panel (KC x NR) stays in L1
+//           for ir in MC step MR:
+//             C[ir:ir+MR, jr:jr+NR] += A micro-panel . B micro-panel   (the micro-kernel)
+//
+// The micro-kernel keeps an MR x NR tile of C in vector registers; per step of k it loads NR
+// floats of B and broadcasts MR floats of A into MR x NR/W fused multiply-adds. Packing makes
+// both streams contiguous whatever the strides of A and B (a transposed operand costs nothing
+// extra), and zero-pads the edges so the micro-kernel always runs a full tile; partial tiles
+// are written back through a small buffer.
+//
+// The library is built for baseline x86-64, so the micro-kernels are compiled for AVX-512 and
+// AVX2+FMA with `#pragma GCC target` regions and picked at run time (__builtin_cpu_supports).
+// Only functions with internal linkage are defined inside those regions, so no inline function
+// compiled for a wider ISA can be merged into code that runs on a CPU without it. Without AVX2,
+// float32 falls back to Eigen's product, like float64.
+
+#include "kernels/cpu/gemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include <immintrin.h>
+
+// Eigen runs on ember's pool (gemm() splits the work); make sure it never uses OpenMP.
+#define EIGEN_DONT_PARALLELIZE
+#include <Eigen/Core>
+
+#include "core/error.h"
+#include "core/parallel.h"
+
+namespace ember::kernels::cpu {
+
+namespace {
+
+// ---- micro-kernels ---------------------------------------------------------------------------
+
+// C[0:m, 0:n] = alpha * (A panel . B panel) + beta * C for an MR x NR tile (m <= MR, n <= NR).
+// a: kc steps of MR floats, b: kc steps of NR floats (both 64-byte aligned). beta == 0 does not
+// read C.
+using micro_kernel_fn = void (*)(int64_t kc, const float* a, const float* b, float* c,
+                                 int64_t c_rs, int64_t c_cs, float alpha, float beta, int64_t m,
+                                 int64_t n);
+
+struct MicroKernel {
+  const char* name;
+  micro_kernel_fn run;  // null: use Eigen
+  int64_t mr, nr;       // register tile
+  int64_t kc, mc, nc;   // cache blocks (mc a multiple of mr, nc of nr)
+};
+
+// Writes a full tile held in `tile` (row-major, NR floats a row) into C with alpha and beta.
+inline void store_tile(const float* tile, int64_t nr_stride, float* c, int64_t c_rs,
+                       int64_t c_cs, float alpha, float beta, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float* dst = c + i * c_rs + j * c_cs;
+      float v = alpha * tile[i * nr_stride + j];
+      *dst = beta == 0.0f ? v : v + beta * *dst;
+    }
+  }
+}
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+
+constexpr int kMr512 = 12, kNr512 = 32;
+
+// 12 x 32 tile: 24 zmm accumulators, 2 loads of B and 12 broadcasts of A per step.
+void micro_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t c_rs,
+                         int64_t c_cs, float alpha, float beta, int64_t m, int64_t n) {
+  __m512 acc0[kMr512], acc1[kMr512];
+#pragma GCC unroll 12
+  for (int i = 0; i < kMr512; ++i) {
+    acc0[i] = _mm512_setzero_ps();
+    acc1[i] = _mm512_setzero_ps();
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_load_ps(b);
+    const __m512 b1 = _mm512_load_ps(b + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < kMr512; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
+    }
+    a += kMr512;
+    b += kNr512;
+  }
+  const __m512 va = _mm512_set1_ps(alpha);
+  if (m == kMr512 && n == kNr512 && c_cs == 1) {
+    const __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+    for (int i = 0; i < kMr512; ++i) {
+      float* row = c + i * c_rs;
+      __m512 r0 = _mm512_mul_ps(va, acc0[i]);
+      __m512 r1 = _mm512_mul_ps(va, acc1[i]);
+      if (beta != 0.0f) {
+        r0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(row), r0);
+        r1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(row + 16), r1);
+      }
+      _mm512_storeu_ps(row, r0);
+      _mm512_storeu_ps(row + 16, r1);
+    }
+    return;
+  }
+  alignas(64) float tile[kMr512 * kNr512];
+#pragma GCC unroll 12
+  for (int i = 0; i < kMr512; ++i) {
+    _mm512_store_ps(tile + i * kNr512, acc0[i]);
+    _mm512_store_ps(tile + i * kNr512 + 16, acc1[i]);
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float* dst = c + i * c_rs + j * c_cs;
+      float v = alpha * tile[i * kNr512 + j];
+      *dst = beta == 0.0f ? v : v + beta * *dst;
+    }
+  }
+}
+
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+
+constexpr int kMr256 = 6, kNr256 = 16;
+
+// 6 x 16 tile: 12 ymm accumulators, 2 loads of B and 6 broadcasts of A per step.
+void micro_kernel_avx2(int64_t kc, const float* a, const float* b, float* c, int64_t c_rs,
+                       int64_t c_cs, float alpha, float beta, int64_t m, int64_t n) {
+  __m256 acc0[kMr256], acc1[kMr256];
+#pragma GCC unroll 6
+  for (int i = 0; i < kMr256; ++i) {
+    acc0[i] = _mm256_setzero_ps();
+    acc1[i] = _mm256_setzero_ps();
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m256 b0 = _mm256_load_ps(b);
+    const __m256 b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+    for (int i = 0; i < kMr256; ++i) {
+      const __m256 ai = _mm256_broadcast_ss(a + i);
+      acc0[i] = _mm256_fmadd_ps(ai, b0, acc0[i]);
+      acc1[i] = _mm256_fmadd_ps(ai, b1, acc1[i]);
+    }
+    a += kMr256;
+    b += kNr256;
+  }
+  const __m256 va = _mm256_set1_ps(alpha);
+  if (m == kMr256 && n == kNr256 && c_cs == 1) {
+    const __m256 vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 6
+    for (int i = 0; i < kMr256; ++i) {
+      float* row = c + i * c_rs;
+      __m256 r0 = _mm256_mul_ps(va, acc0[i]);
+      __m256 r1 = _mm256_mul_ps(va, acc1[i]);
+      if (beta != 0.0f) {
+        r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(row), r0);
+        r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(row + 8), r1);
+      }
+      _mm256_storeu_ps(row, r0);
+      _mm256_storeu_ps(row + 8, r1);
+    }
+    return;
+  }
+  alignas(32) float tile[kMr256 * kNr256];
+#pragma GCC unroll 6
+  for (int i = 0; i < kMr256; ++i) {
+    _mm256_store_ps(tile + i * kNr256, acc0[i]);
+    _mm256_store_ps(tile + i * kNr256 + 8, acc1[i]);
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float* dst = c + i * c_rs + j * c_cs;
+      float v = alpha * tile[i * kNr256 + j];
+      *dst = beta == 0.0f ? v : v + beta * *dst;
+    }
+  }
+}
+
+#pragma GCC pop_options
+
+const MicroKernel kAvx512{"avx512", micro_kernel_avx512, kMr512, kNr512, 256, 144, 4096};
+const MicroKernel kAvx2{"avx2", micro_kernel_avx2, kMr256, kNr256, 256, 144, 4096};
+const MicroKernel kEigen{"eigen", nullptr, 0, 0, 0, 0, 0};
+
+const MicroKernel* best_kernel() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return &kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &kAvx2;
+  return &kEigen;
+}
+
+const MicroKernel*& current_kernel() {
+  static const MicroKernel* k = best_kernel();
+  return k;
+}
+
+// ---- packing ---------------------------------------------------------------------------------
+
+// 64-byte aligned scratch, one per thread, grown on demand.
+struct Scratch {
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> data;
+  size_t size = 0;
+  float* get(size_t n) {
+    if (n > size) {
+      size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+      data.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+      EMBER_CHECK(data != nullptr, "gemm: out of memory for a ", bytes, "-byte packing buffer");
+      size = n;
+    }
+    return data.get();
+  }
+};
+
+// A[0:mc, 0:kc] -> micro-panels of mr rows: panel r holds, for each p, A[r*mr + 0..mr-1, p].
+void pack_a(int64_t mc, int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, int64_t mr,
+            float* out) {
+  for (int64_t ir = 0; ir < mc; ir += mr) {
+    const int64_t rows = std::min(mr, mc - ir);
+    float* dst = out + ir * kc;
+    const float* src = a + ir * a_rs;
+    if (rows < mr) std::memset(dst, 0, sizeof(float) * static_cast<size_t>(mr * kc));
+    if (a_cs == 1) {
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = src[i * a_rs + p];
+    } else {
+      for (int64_t p = 0; p < kc; ++p)
+        for (int64_t i = 0; i < rows; ++i) dst[p * mr + i] = src[i * a_rs + p * a_cs];
+    }
+  }
+}
+
+// B[0:kc, 0:nc] -> micro-panels of nr columns: panel j holds, for each p, B[p, j*nr + 0..nr-1].
+void pack_b(int64_t kc, int64_t nc, const float* b, int64_t b_rs, int64_t b_cs, int64_t nr,
+            float* out) {
+  for (int64_t jr = 0; jr < nc; jr += nr) {
+    const int64_t cols = std::min(nr, nc - jr);
+    float* dst = out + jr * kc;
+    const float* src = b + jr * b_cs;
+    if (b_cs == 1 && cols == nr) {
+      for (int64_t p = 0; p < kc; ++p)
+        std::memcpy(dst + p * nr, src + p * b_rs, sizeof(float) * static_cast<size_t>(nr));
+      continue;
+    }
+    if (cols < nr) std::memset(dst, 0, sizeof(float) * static_cast<size_t>(nr * kc));
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t p = 0; p < kc; ++p) dst[p * nr + j] = src[p * b_rs + j * b_cs];
+  }
+}
+
+// One thread's packed product (Note [GEMM micro-kernels]).
+void packed_gemm(const MicroKernel& uk, int64_t m, int64_t n, int64_t k, float alpha,
+                 const float* a, int64_t a_rs, int64_t a_cs, const float* b, int64_t b_rs,
+                 int64_t b_cs, float beta, float* c, int64_t c_rs, int64_t c_cs) {
+  thread_local Scratch a_buf, b_buf;
+  const int64_t mr = uk.mr, nr = uk.nr;
+  for (int64_t jc = 0; jc < n; jc += uk.nc) {
+    const int64_t nc = std::min(uk.nc, n - jc);
+    const int64_t nc_padded = (nc + nr - 1) / nr * nr;
+    for (int64_t pc = 0; pc < k; pc += uk.kc) {
+      const int64_t kc = std::min(uk.kc, k - pc);
+      float* bp = b_buf.get(static_cast<size_t>(kc * nc_padded));
+      pack_b(kc, nc, b + pc * b_rs + jc * b_cs, b_rs, b_cs, nr, bp);
+      const float beta_p = pc == 0 ? beta : 1.0f;  // later k blocks accumulate
+      for (int64_t ic = 0; ic < m; ic += uk.mc) {
+        const int64_t mc = std::min(uk.mc, m - ic);
+        const int64_t mc_padded = (mc + mr - 1) / mr * mr;
+        float* ap = a_buf.get(static_cast<size_t>(mc_padded * kc));
+        pack_a(mc, kc, a + ic * a_rs + pc * a_cs, a_rs, a_cs, mr, ap);
+        for (int64_t jr = 0; jr < nc; jr += nr) {
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            uk.run(kc, ap + ir * kc, bp + jr * kc, c + (ic + ir) * c_rs + (jc + jr) * c_cs, c_rs,
+                   c_cs, alpha, beta_p, std::min(mr, mc - ir), std::min(nr, nc - jr));
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- Eigen ---------------------------------------------------------------------------------
+
+template <class T>
+using ColMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>, 0,
+                          Eigen::OuterStride<>>;
+template <class T>
+using RowMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
+                          0, Eigen::OuterStride<>>;
+template <class T>
+using ConstColMap =
+    Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>, 0,
+               Eigen::OuterStride<>>;
+
+// Calls f with an Eigen view of the (rows x cols) matrix x: column-major or row-major when one
+// stride is 1 (a transposed operand maps without a copy), else a column-major copy.
+template <class T, class F>
+void with_eigen_view(const T* x, int64_t rows, int64_t cols, int64_t rs, int64_t cs, F&& f) {
+  if (rs == 1) {
+    f(ConstColMap<T>(x, rows, cols, Eigen::OuterStride<>(cs)));
+  } else if (cs == 1) {
+    f(RowMap<T>(x, rows, cols, Eigen::OuterStride<>(rs)));
+  } else {
+    Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> copy(rows, cols);
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t i = 0; i < rows; ++i) copy(i, j) = x[i * rs + j * cs];
+    f(copy);
+  }
+}
+
+// Single-threaded Eigen product into a column-major C (c_rs == 1).
+template <class T>
+void eigen_gemm_colmajor(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs,
+                         int64_t a_cs, const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c,
+                         int64_t c_cs) {
+  ColMap<T> cm(c, m, n, Eigen::OuterStride<>(n == 1 ? m : c_cs));
+  with_eigen_view(a, m, k, a_rs, a_cs, [&](const auto& am) {
+    with_eigen_view(b, k, n, b_rs, b_cs, [&](const auto& bm) {
+      if (beta == T(0)) {
+        cm.noalias() = alpha * am * bm;
+      } else {
+        if (beta != T(1)) cm *= beta;
+        cm.noalias() += alpha * am * bm;
+      }
+    });
+  });
+}
+
+template <class T>
+void eigen_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs, int64_t a_cs,
+                const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t c_rs,
+                int64_t c_cs) {
+  if (c_rs == 1 || m == 1) {
+    eigen_gemm_colmajor(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_cs);
+  } else if (c_cs == 1 || n == 1) {
+    // Row-major C: C^T = B^T A^T is column-major with the same memory.
+    eigen_gemm_colmajor(n, m, k, alpha, b, b_cs, b_rs, a, a_cs, a_rs, beta, c, c_rs);
+  } else {
+    // No unit stride in C: compute into a column-major buffer, then add into C.
+    Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> tmp(m, n);
+    eigen_gemm_colmajor(m, n, k, T(1), a, a_rs, a_cs, b, b_rs, b_cs, T(0), tmp.data(), m);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        T* dst = c + i * c_rs + j * c_cs;
+        *dst = beta == T(0) ? alpha * tmp(i, j) : alpha * tmp(i, j) + beta * *dst;
+      }
+    }
+  }
+}
+
+// ---- small products and matrix-vector shapes -------------------------------------------------
+
+// Plain loops for tiny products and for m == 1 or n == 1, where packing a full register tile
+// would waste most of the work. float accumulates in double: long dot products stay accurate.
+template <class T>
+void small_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs, int64_t a_cs,
+                const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t c_rs,
+                int64_t c_cs) {
+  auto store = [&](T* dst, double acc) {
+    T v = alpha * static_cast<T>(acc);
+    *dst = beta == T(0) ? v : v + beta * *dst;
+  };
+  if (m == 1 && n > 1) {
+    // A row vector times B: accumulate whole rows of B (contiguous when B is row-major).
+    std::unique_ptr<double[]> acc(new double[static_cast<size_t>(n)]());
+    for (int64_t p = 0; p < k; ++p) {
+      const double ap = static_cast<double>(a[p * a_cs]);
+      const T* brow = b + p * b_rs;
+      for (int64_t j = 0; j < n; ++j) acc[j] += ap * static_cast<double>(brow[j * b_cs]);
+    }
+    for (int64_t j = 0; j < n; ++j) store(c + j * c_cs, acc[j]);
+    return;
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const T* ar = a + i * a_rs;
+      const T* bc = b + j * b_cs;
+      double acc[4] = {0, 0, 0, 0};
+      int64_t p = 0;
+      for (; p + 4 <= k; p += 4)
+        for (int l = 0; l < 4; ++l)
+          acc[l] += static_cast<double>(ar[(p + l) * a_cs]) * static_cast<double>(bc[(p + l) * b_rs]);
+      for (; p < k; ++p) acc[0] += static_cast<double>(ar[p * a_cs]) * static_cast<double>(bc[p * b_rs]);
+      store(c + i * c_rs + j * c_cs, (acc[0] + acc[1]) + (acc[2] + acc[3]));
+    }
+  }
+}
+
+constexpr int64_t kSmallWork = 16 * 16 * 16;  // m * n * k below which plain loops win
+
+template <class T>
+void serial_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs,
+                 int64_t a_cs, const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t c_rs,
+                 int64_t c_cs) {
+  if (m == 1 || n == 1 || m * n * k <= kSmallWork) {
+    small_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    const MicroKernel* uk = current_kernel();
+    if (uk->run != nullptr) {
+      packed_gemm(*uk, m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
+      return;
+    }
+  }
+  eigen_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
+}
+
+// Splits C into blocks of whole rows (or columns, when n > m) of a multiple of `align`, one per
+// thread, each a single-threaded product.
+template <class T>
+void parallel_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs,
+                   int64_t a_cs, const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c,
+                   int64_t c_rs, int64_t c_cs) {
+  if (m == 0 || n == 0) return;
+  if (k == 0 || alpha == T(0)) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        T* dst = c + i * c_rs + j * c_cs;
+        *dst = beta == T(0) ? T(0) : beta * *dst;
+      }
+    return;
+  }
+  const int threads = in_parallel_region() ? 1 : num_threads();
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (threads == 1 || work < 64.0 * 64.0 * 64.0) {
+    serial_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
+    return;
+  }
+  const bool split_rows = m >= n;
+  const int64_t len = split_rows ? m : n;
+  // Block edges on multiples of the micro-kernels' tiles (MR 12 or 6, NR 32 or 16).
+  const int64_t align = split_rows ? 12 : 32;
+  int64_t per = (len + threads - 1) / threads;
+  per = (per + align - 1) / align * align;
+  const int64_t blocks = (len + per - 1) / per;
+  parallel_for(0, blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t blk = begin; blk < end; ++blk) {
+      const int64_t s = blk * per, e = std::min(len, s + per);
+      if (split_rows) {
+        serial_gemm(e - s, n, k, alpha, a + s * a_rs, a_rs, a_cs, b, b_rs, b_cs, beta, c + s * c_rs,
+                    c_rs, c_cs);
+      } else {
+        serial_gemm(m, e - s, k, alpha, a, a_rs, a_cs, b + s * b_cs, b_rs, b_cs, beta,
+                    c + s * c_cs, c_rs, c_cs);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void gemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs,
+          int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c,
+          int64_t c_rs, int64_t c_cs) {
+  parallel_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
+}
+
+void gemm(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t a_rs,
+          int64_t a_cs, const double* b, int64_t b_rs, int64_t b_cs, double beta, double* c,
+          int64_t c_rs, int64_t c_cs) {
+  parallel_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
+}
+
+const char* gemm_kernel_name() { return current_kernel()->name; }
+
+bool set_gemm_kernel(const char* name) {
+  const std::string want = name;
+  __builtin_cpu_init();
+  if (want == "avx512" && __builtin_cpu_supports("avx512f")) {
+    current_kernel() = &kAvx512;
+  } else if (want == "avx2" && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    current_kernel() = &kAvx2;
+  } else if (want == "eigen") {
+    current_kernel() = &kEigen;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ember::kernels::cpu

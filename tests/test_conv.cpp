@@ -1,0 +1,223 @@
+// Convolution and pooling building blocks: im2col / col2im identities, conv2d against its
+// im2col + GEMM definition, pooling indices and special values, and the error messages.
+// Forward values over stride / padding / dilation / groups variants are checked by the op table
+// (tests/op_table/conv_ops.cpp).
+
+#include <ember/ember.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace ember;
+using Catch::Contains;
+
+namespace {
+
+std::vector<double> values(const Tensor& t) {
+  Tensor c = t.to(kFloat64).contiguous();
+  const double* p = c.data_ptr<double>();
+  return std::vector<double>(p, p + c.numel());
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.sizes() == b.sizes());
+  std::vector<double> x = values(a), y = values(b);
+  double m = 0;
+  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
+  return m;
+}
+
+double inner_product(const Tensor& a, const Tensor& b) {
+  std::vector<double> x = values(a), y = values(b);
+  double s = 0;
+  for (size_t i = 0; i < x.size(); ++i) s += x[i] * y[i];
+  return s;
+}
+
+Tensor randn64(const Shape& shape, uint64_t seed) {
+  Generator g(seed);
+  return randn(shape, kFloat64, &g);
+}
+
+struct ThreadCountGuard {
+  int saved = num_threads();
+  ~ThreadCountGuard() { set_num_threads(saved); }
+};
+
+}  // namespace
+
+TEST_CASE("col2im(im2col(x)) is x for windows that tile the image", "[conv]") {
+  Tensor x = randn64({2, 3, 6, 8}, 1);
+  Tensor cols = im2col(x, {2, 4}, {1}, {0}, {2, 4});
+  CHECK(cols.sizes() == Shape{2, 3 * 2 * 4, 3 * 2});
+  CHECK(max_abs_diff(col2im(cols, {6, 8}, {2, 4}, {1}, {0}, {2, 4}), x) == 0.0);
+  // Unbatched, through float32.
+  Tensor y = x[0].to(kFloat32);
+  CHECK(max_abs_diff(col2im(im2col(y, {3, 2}, {1}, {0}, {3, 2}), {6, 8}, {3, 2}, {1}, {0}, {3, 2}),
+                     y) == 0.0);
+}
+
+TEST_CASE("col2im(im2col(x)) multiplies each pixel by the windows covering it", "[conv]") {
+  Tensor x = randn64({1, 2, 5, 5}, 2);
+  auto roundtrip = [](const Tensor& t) {
+    return col2im(im2col(t, {3, 3}, {1}, {1}, {1}), {5, 5}, {3, 3}, {1}, {1}, {1});
+  };
+  Tensor counts = roundtrip(ones({1, 2, 5, 5}, kFloat64));
+  // Interior pixels lie in 9 windows, edges in 6, corners in 4.
+  CHECK(values(counts)[0] == 4.0);
+  CHECK(values(counts)[1] == 6.0);
+  CHECK(values(counts)[6] == 9.0);
+  CHECK(max_abs_diff(roundtrip(x), x * counts) < 1e-12);
+}
+
+TEST_CASE("col2im is the adjoint of im2col", "[conv]") {
+  // <im2col(x), y> == <x, col2im(y)> for every geometry.
+  struct Geometry {
+    Shape k, d, p, s;
+  };
+  for (const Geometry& g : std::vector<Geometry>{{{3, 3}, {1}, {1}, {1}},
+                                                 {{2, 3}, {2, 1}, {1, 2}, {2, 1}},
+                                                 {{1, 1}, {1}, {0}, {3}},
+                                                 {{3, 2}, {1, 2}, {0, 1}, {2, 3}}}) {
+    INFO("kernel " << shape_str(g.k) << " dilation " << shape_str(g.d) << " padding "
+                   << shape_str(g.p) << " stride " << shape_str(g.s));
+    Tensor x = randn64({2, 3, 7, 6}, 3);
+    Tensor cols = im2col(x, g.k, g.d, g.p, g.s);
+    Tensor y = randn64(cols.sizes(), 4);
+    Tensor back = col2im(y, {7, 6}, g.k, g.d, g.p, g.s);
+    CHECK(back.sizes() == x.sizes());
+    CHECK(std::abs(inner_product(cols, y) - inner_product(x, back)) < 1e-9 * (1 + std::abs(inner_product(cols, y))));
+  }
+}
+
+TEST_CASE("conv2d is im2col followed by a weight product", "[conv]") {
+  Tensor x = randn64({2, 4, 6, 5}, 5), w = randn64({6, 2, 3, 2}, 6), b = randn64({6}, 7);
+  const int64_t groups = 2;
+  Tensor out = conv2d(x, w, b, {2, 1}, {1, 1}, {1, 2}, groups);
+  Tensor cols = im2col(x, {3, 2}, {1, 2}, {1, 1}, {2, 1});  // (N, C * 6, L)
+  REQUIRE(out.sizes() == Shape{2, 6, 3, 5});
+  REQUIRE(cols.sizes() == Shape{2, 24, 15});
+  std::vector<double> xc = values(cols), wv = values(w), bv = values(b), ov = values(out);
+  const int64_t K = 2 * 3 * 2, L = 15;
+  double worst = 0;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t o = 0; o < 6; ++o)
+      for (int64_t l = 0; l < L; ++l) {
+        const int64_t g = o / 3;
+        double acc = bv[o];
+        for (int64_t k = 0; k < K; ++k) acc += wv[o * K + k] * xc[(n * 24 + g * K + k) * L + l];
+        worst = std::max(worst, std::abs(acc - ov[(n * 6 + o) * L + l]));
+      }
+  CHECK(worst < 1e-12);
+}
+
+TEST_CASE("conv2d: unbatched, float16 and thread counts agree with the batched float result",
+          "[conv]") {
+  ThreadCountGuard guard;
+  Tensor x = randn64({3, 30, 30}, 8).to(kFloat32), w = randn64({5, 3, 3, 3}, 9).to(kFloat32);
+  Tensor b = randn64({5}, 10).to(kFloat32);
+  set_num_threads(1);
+  Tensor one = conv2d(x, w, b, {1}, {1});
+  set_num_threads(2);
+  Tensor two = conv2d(x, w, b, {1}, {1});
+  CHECK(one.sizes() == Shape{5, 30, 30});
+  CHECK(max_abs_diff(one, two) < 1e-4);
+  CHECK(max_abs_diff(conv2d(x.unsqueeze(0), w, b, {1}, {1})[0], two) == 0.0);
+  Tensor half = conv2d(x.to(kFloat16), w.to(kFloat16), b.to(kFloat16), {1}, {1});
+  CHECK(half.dtype() == kFloat16);
+  CHECK(max_abs_diff(half, two) < 0.1);  // inputs rounded to 11 bits, sums of 27 terms
+  Tensor bf = conv2d(x.to(kBFloat16), w.to(kBFloat16), {}, {1}, {1});
+  CHECK(bf.dtype() == kBFloat16);
+}
+
+TEST_CASE("max_pool2d indices point at the maxima", "[conv]") {
+  Tensor x = randn64({2, 3, 7, 6}, 11);
+  auto [values_t, indices] = max_pool2d_with_indices(x, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true);
+  CHECK(indices.dtype() == kInt64);
+  CHECK(indices.sizes() == values_t.sizes());
+  std::vector<double> xv = values(x), vv = values(values_t);
+  const int64_t* ip = indices.contiguous().data_ptr<int64_t>();
+  const int64_t planes = 6, L = values_t.size(2) * values_t.size(3);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t l = 0; l < L; ++l) {
+      int64_t idx = ip[p * L + l];
+      REQUIRE(idx >= 0);
+      REQUIRE(idx < 42);
+      CHECK(xv[p * 42 + idx] == vv[p * L + l]);
+    }
+  CHECK(max_abs_diff(max_pool2d(x, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true), values_t) == 0.0);
+}
+
+TEST_CASE("max_pool2d propagates NaN and handles -inf", "[conv]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor x = tensor(std::vector<double>{1, 2, NAN, 4, -inf, -inf, -inf, -inf}, {1, 2, 4});
+  auto [v, i] = max_pool2d_with_indices(x, {1, 2});
+  std::vector<double> vv = values(v);
+  CHECK(vv[0] == 2.0);
+  CHECK(std::isnan(vv[1]));
+  CHECK(vv[2] == -inf);
+  CHECK(vv[3] == -inf);
+  std::vector<double> iv = values(i);
+  CHECK(iv == std::vector<double>{1, 2, 4, 6});  // -inf windows report their first tap
+}
+
+TEST_CASE("avg_pool2d divisors follow PyTorch", "[conv]") {
+  Tensor x = ones({1, 1, 4, 4}, kFloat32);
+  // Corner window with padding 1: 4 of its 9 taps are inside.
+  CHECK(values(avg_pool2d(x, {3}, {2}, {1}, false, true))[0] == Approx(4.0 / 9.0));
+  CHECK(values(avg_pool2d(x, {3}, {2}, {1}, false, false))[0] == Approx(1.0));
+  CHECK(values(avg_pool2d(x, {3}, {2}, {1}, false, true, 2))[0] == Approx(2.0));
+  CHECK(avg_pool2d(x, {2}).sizes() == Shape{1, 1, 2, 2});
+}
+
+TEST_CASE("conv ops report bad arguments with the op and shapes", "[conv]") {
+  Tensor x = zeros({1, 4, 5, 5}, kFloat32), w = zeros({6, 2, 3, 3}, kFloat32);
+  CHECK_THROWS_WITH(conv2d(zeros({4, 5}, kFloat32), w), Contains("conv2d") && Contains("[4, 5]"));
+  CHECK_THROWS_WITH(conv2d(x, zeros({6, 2, 3}, kFloat32)),
+                    Contains("conv2d") && Contains("4-D weight"));
+  CHECK_THROWS_WITH(conv2d(x, zeros({6, 4, 3, 3}, kFloat32), {}, {1}, {0}, {1}, 3),
+                    Contains("conv2d") && Contains("not divisible by groups=3"));
+  CHECK_THROWS_WITH(conv2d(x, zeros({5, 2, 3, 3}, kFloat32), {}, {1}, {0}, {1}, 2),
+                    Contains("out_channels") && Contains("[5, 2, 3, 3]"));
+  CHECK_THROWS_WITH(conv2d(x, w), Contains("conv2d") && Contains("[6, 2, 3, 3]") &&
+                                      Contains("[1, 4, 5, 5]") && Contains("2 channels"));
+  CHECK_THROWS_WITH(conv2d(x, zeros({6, 4, 7, 7}, kFloat32)),
+                    Contains("conv2d") && Contains("larger than the padded input"));
+  CHECK_THROWS_WITH(conv2d(x, zeros({6, 4, 3, 3}, kFloat32), {}, {0}),
+                    Contains("conv2d") && Contains("stride must be positive"));
+  CHECK_THROWS_WITH(conv2d(x, zeros({6, 4, 3, 3}, kFloat32), {}, {1}, {-1}),
+                    Contains("padding must be non-negative"));
+  CHECK_THROWS_WITH(conv2d(x, zeros({6, 4, 3, 3}, kFloat32), {}, {1}, {0}, {0}),
+                    Contains("dilation must be positive"));
+  CHECK_THROWS_WITH(conv2d(x, zeros({6, 4, 3, 3}, kFloat32), zeros({5}, kFloat32)),
+                    Contains("conv2d") && Contains("bias"));
+  CHECK_THROWS_WITH(conv2d(x, zeros({6, 4, 3, 3}, kFloat64)),
+                    Contains("conv2d") && Contains("float64") && Contains("same dtype"));
+  CHECK_THROWS_WITH(conv2d(zeros({1, 4, 5, 5}, kInt64), zeros({6, 4, 3, 3}, kInt64)),
+                    Contains("conv2d") && Contains("int64"));
+  CHECK_THROWS_WITH(conv2d(x, zeros({6, 4, 3, 3}, kFloat32), {}, {1, 2, 3}),
+                    Contains("stride") && Contains("[1, 2, 3]"));
+  CHECK_THROWS_WITH(conv2d(x, w, {}, {1}, {0}, {1}, 0), Contains("groups must be positive"));
+
+  CHECK_THROWS_WITH(max_pool2d(x, {3}, {}, {2}), Contains("max_pool2d") && Contains("half"));
+  CHECK_THROWS_WITH(avg_pool2d(x, {2}, {}, {2}), Contains("avg_pool2d") && Contains("half"));
+  CHECK_THROWS_WITH(max_pool2d(x, {6}), Contains("max_pool2d") && Contains("too small"));
+  CHECK_THROWS_WITH(max_pool2d(x, {2}, {0}), Contains("max_pool2d") && Contains("stride"));
+  CHECK_THROWS_WITH(max_pool2d(zeros({5, 5}, kFloat32), {2}),
+                    Contains("max_pool2d") && Contains("[5, 5]"));
+  CHECK_THROWS_WITH(max_pool2d(zeros({1, 0, 5, 5}, kFloat32), {2}), Contains("non-empty"));
+  CHECK_THROWS_WITH(max_pool2d(zeros({1, 1, 4, 4}, kInt32), {2}),
+                    Contains("max_pool2d") && Contains("int32"));
+  CHECK_THROWS_WITH(avg_pool2d(x, {2}, {}, {0}, false, true, 0), Contains("divisor_override"));
+
+  CHECK_THROWS_WITH(im2col(x, {6, 6}), Contains("im2col") && Contains("sliding blocks"));
+  CHECK_THROWS_WITH(im2col(zeros({2, 3}, kFloat32), {1}), Contains("im2col") && Contains("[2, 3]"));
+  CHECK_THROWS_WITH(col2im(zeros({1, 10, 9}, kFloat32), {5, 5}, {3, 3}),
+                    Contains("col2im") && Contains("divisible"));
+  CHECK_THROWS_WITH(col2im(zeros({1, 9, 10}, kFloat32), {5, 5}, {3, 3}),
+                    Contains("col2im") && Contains("3 * 3 = 9"));
+  CHECK_THROWS_WITH(col2im(zeros({1, 9, 9}, kFloat32), {0, 5}, {3, 3}),
+                    Contains("output_size must be positive"));
+}
