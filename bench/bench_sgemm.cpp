@@ -13,6 +13,7 @@
 //   OPENBLAS_NUM_THREADS=1 ./build/bench/bench_sgemm [rounds=5]
 
 #include <cblas.h>
+#include <ember/ember.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,7 +25,6 @@
 #include <string>
 #include <vector>
 
-#include <ember/ember.h>
 #include "bench_util.h"
 #include "kernels/cpu/gemm.h"
 
@@ -90,9 +90,10 @@ int main(int argc, char** argv) {
   std::printf("ember GEMM micro-kernel: %s; OpenBLAS core: %s\n",
               ember::kernels::cpu::gemm_kernel_name(),
               openblas_get_corename ? openblas_get_corename() : "(unknown)");
-  std::printf("peak estimate: %.2f GHz x %s (%d float lanes) x 2 FMA units x 2 = %.1f GFLOP/s per "
-              "core\n\n",
-              cpu.ghz, cpu.isa.c_str(), cpu.lanes, peak_per_core);
+  std::printf(
+      "peak estimate: %.2f GHz x %s (%d float lanes) x 2 FMA units x 2 = %.1f GFLOP/s per "
+      "core\n\n",
+      cpu.ghz, cpu.isa.c_str(), cpu.lanes, peak_per_core);
 
   struct Row {
     std::string name;
@@ -104,7 +105,8 @@ int main(int argc, char** argv) {
     ember::set_num_threads(threads);
     if (openblas_set_num_threads) openblas_set_num_threads(threads);
     Row ember_row{"ember matmul, " + std::to_string(threads) + "T (GFLOP/s)", {}};
-    Row kernel_row{"ember gemm into a preallocated C, " + std::to_string(threads) + "T (GFLOP/s)", {}};
+    Row kernel_row{"ember gemm into a preallocated C, " + std::to_string(threads) + "T (GFLOP/s)",
+                   {}};
     Row blas_row{"OpenBLAS sgemm, " + std::to_string(threads) + "T (GFLOP/s)", {}};
     Row ratio_row{"ember / OpenBLAS, " + std::to_string(threads) + "T", {}};
     Row peak_row{"ember share of peak, " + std::to_string(threads) + "T", {}};
@@ -136,15 +138,17 @@ int main(int argc, char** argv) {
       for (int64_t i = 0; i < n * n; ++i) worst = std::max(worst, double(std::abs(e[i] - c[i])));
       const double tol = 1e-6 * static_cast<double>(n);
       if (!(worst <= tol)) {
-        std::printf("VALIDATION FAILED at n = %lld, %d thread(s): max |ember - OpenBLAS| = %g > %g\n",
-                    static_cast<long long>(n), threads, worst, tol);
+        std::printf(
+            "VALIDATION FAILED at n = %lld, %d thread(s): max |ember - OpenBLAS| = %g > %g\n",
+            static_cast<long long>(n), threads, worst, tol);
         all_valid = false;
       }
 
       const int iters = n <= 256 ? 20 : n <= 512 ? 5 : 1;
       std::vector<double> t =
           ember::bench::interleaved({run_ember, run_blas, run_kernel}, rounds, iters);
-      const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+      const double flops =
+          2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
       const double ge = flops / t[0] / 1e9, gb = flops / t[1] / 1e9;
       ember_row.values.push_back(ge);
       kernel_row.values.push_back(flops / t[2] / 1e9);
@@ -171,7 +175,8 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
   if (!all_valid) {
-    std::printf("\nember's result did not match OpenBLAS's; the timings above are not meaningful\n");
+    std::printf(
+        "\nember's result did not match OpenBLAS's; the timings above are not meaningful\n");
     return 1;
   }
   return 0;

@@ -3,14 +3,13 @@
 // bump the version counter, sort is stable and orders NaN like PyTorch, and the parallel paths
 // agree with serial references.
 
-#include <catch2/catch.hpp>
+#include <ember/ember.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <set>
-
-#include <ember/ember.h>
 
 using namespace ember;
 using Catch::Contains;
@@ -105,7 +104,8 @@ TEST_CASE("advanced indexing, take, embedding: out-of-range indices raise errors
   CHECK_THROWS_WITH(x.index({longs({kTiny}), longs({0})}), Contains("index"));
   CHECK_THROWS_WITH(zeros({3, 0}).index({longs({5})}),
                     Contains("index: index 5 is out of bounds for dimension 0 with size 3"));
-  CHECK_THROWS_WITH(zeros({3, 0}).index_put_({longs({-4})}, zeros({})), Contains("index_put_: index -4"));
+  CHECK_THROWS_WITH(zeros({3, 0}).index_put_({longs({-4})}, zeros({})),
+                    Contains("index_put_: index -4"));
   CHECK_THROWS_WITH(x.clone().index_put_({longs({7})}, ones({5})),
                     Contains("index_put_: index 7 is out of bounds for dimension 0 with size 4"));
   CHECK_THROWS_WITH(x.clone().index_put_({longs({0}), longs({-6})}, ones({1}), true),
@@ -139,7 +139,8 @@ TEST_CASE("index tensors must have an integer dtype", "[index]") {
                     Contains("index_put_") && Contains("uint8"));
   CHECK_THROWS_WITH(take(x, f), Contains("take") && Contains("float32"));
   CHECK_THROWS_WITH(embedding(x, f), Contains("embedding") && Contains("float32"));
-  CHECK_THROWS_WITH(x.masked_select(zeros({4}, kInt64)), Contains("masked_select") && Contains("int64"));
+  CHECK_THROWS_WITH(x.masked_select(zeros({4}, kInt64)),
+                    Contains("masked_select") && Contains("int64"));
   // int32 works where PyTorch accepts it.
   CHECK(values(x.index_select(1, tensor(std::vector<int32_t>{3, 0}))) ==
         std::vector<double>{3, 0, 7, 4, 11, 8});
@@ -159,11 +160,13 @@ TEST_CASE("gather/scatter/index_add: shape mismatches are clear errors", "[index
                     Contains("scatter") && Contains("float64"));
   CHECK_THROWS_WITH(x.scatter_reduce(1, zeros({2, 1}, kInt64), ones({2, 1}), "max"),
                     Contains("scatter_reduce: reduce must be one of"));
-  CHECK_THROWS_WITH(zeros({2}, kBool).scatter_reduce(0, zeros({1}, kInt64), ones({1}, kBool), "mean"),
-                    Contains("scatter_reduce") && Contains("bool"));
+  CHECK_THROWS_WITH(
+      zeros({2}, kBool).scatter_reduce(0, zeros({1}, kInt64), ones({1}, kBool), "mean"),
+      Contains("scatter_reduce") && Contains("bool"));
   CHECK_THROWS_WITH(x.index_add(1, longs({0, 1}), ones({2, 3})),
                     Contains("index_add: source [2, 3] must have 2 elements"));
-  CHECK_THROWS_WITH(x.index_add(1, longs({0}), ones({3, 1})), Contains("index_add") && Contains("match self"));
+  CHECK_THROWS_WITH(x.index_add(1, longs({0}), ones({3, 1})),
+                    Contains("index_add") && Contains("match self"));
   CHECK_THROWS_WITH(zeros({2}, kInt32).index_add(0, longs({0}), ones({1}, kInt32), 1.5),
                     Contains("index_add") && Contains("alpha"));
   // In-place scatter_reduce with include_self=false checks src before writing anything.
@@ -179,8 +182,7 @@ TEST_CASE("advanced indexing: shapes, masks and their errors", "[index]") {
   CHECK(x.index({longs({0, 1}), Tensor(), longs({2, 3})}).sizes() == Shape{2, 5});
   CHECK(x.index({Tensor(), zeros({2, 3}, kInt64)}).sizes() == Shape{4, 2, 3, 6});
   // x[1, :, 2] == x.select(0, 1).select(1, 2)
-  CHECK(values(x.index({longs({1}), Tensor(), longs({2})})) ==
-        values(x.select(0, 1).select(1, 2)));
+  CHECK(values(x.index({longs({1}), Tensor(), longs({2})})) == values(x.select(0, 1).select(1, 2)));
   std::vector<bool> mv;
   for (double v : values(x.select(2, 0))) mv.push_back(v > 50);
   Tensor mask = tensor(mv, {4, 5});
@@ -197,8 +199,10 @@ TEST_CASE("advanced indexing: shapes, masks and their errors", "[index]") {
                     Contains("index: too many indices"));
   CHECK_THROWS_WITH(x.index({longs({0, 1}), longs({0, 1, 2})}), Contains("index"));
   CHECK_THROWS_WITH(x.index({Tensor()}), Contains("index: expected at least one index tensor"));
-  CHECK_THROWS_WITH(x.clone().index_put_({longs({0, 1})}, ones({3, 6})),
-                    Contains("index_put_: values of shape [3, 6] cannot be broadcast to the indexed shape [2, 5, 6]"));
+  CHECK_THROWS_WITH(
+      x.clone().index_put_({longs({0, 1})}, ones({3, 6})),
+      Contains(
+          "index_put_: values of shape [3, 6] cannot be broadcast to the indexed shape [2, 5, 6]"));
   CHECK_THROWS_WITH(x.clone().index_put_({longs({0})}, ones({1}, kFloat64)),
                     Contains("index_put_") && Contains("float64"));
   CHECK_THROWS_WITH(x.masked_select(ones({3}, kBool)), Contains("masked_select"));
@@ -246,8 +250,9 @@ TEST_CASE("scatter, index_add and index_put_ accumulate duplicates", "[index]") 
   CHECK(values(zeros({3}).scatter(0, longs({1, 1}), tensor<float>({5, 7}))) ==
         std::vector<double>{0, 7, 0});
   // scatter_reduce: mean rounds down for integers, amax propagates NaN.
-  CHECK(ints(tensor<int64_t>({0, 0}).scatter_reduce(0, longs({0, 0, 1}), tensor<int64_t>({-3, 0, 5}),
-                                                    "mean", false)) == std::vector<int64_t>{-2, 5});
+  CHECK(ints(tensor<int64_t>({0, 0}).scatter_reduce(0, longs({0, 0, 1}),
+                                                    tensor<int64_t>({-3, 0, 5}), "mean", false)) ==
+        std::vector<int64_t>{-2, 5});
   const double nan = std::nan("");
   std::vector<double> m = values(tensor<float>({0, 0}).scatter_reduce(
       0, longs({0, 0, 1}), tensor<float>({static_cast<float>(nan), 1, 2}), "amax"));
@@ -313,7 +318,8 @@ TEST_CASE("sort and topk on large inputs match a serial reference", "[index]") {
   auto [b, bi] = topk(y, 50, 0, true, false);
   std::vector<int64_t> sa = ints(ai), sb = ints(bi);
   CHECK(std::set<int64_t>(sa.begin(), sa.end()) == std::set<int64_t>(sb.begin(), sb.end()));
-  CHECK_THROWS_WITH(topk(y, 1001), Contains("topk: k (1001) is out of range for dimension 0 with size 1000"));
+  CHECK_THROWS_WITH(topk(y, 1001),
+                    Contains("topk: k (1001) is out of range for dimension 0 with size 1000"));
   CHECK_THROWS_WITH(topk(y, -1), Contains("topk"));
 }
 

@@ -4,16 +4,15 @@
 // Values for every dtype and layout are also checked in the op table
 // (tests/op_table/linalg_ops.cpp).
 
-#include <catch2/catch.hpp>
+#include <ember/ember.h>
 
 #include <array>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <ember/ember.h>
 
 #include "kernels/cpu/gemm.h"
 
@@ -41,10 +40,22 @@ std::vector<double> naive_matmul(const Tensor& a, const Tensor& b, Shape& out_sh
   Shape ba(a.sizes().begin(), a.sizes().end() - 2), bb(b.sizes().begin(), b.sizes().end() - 2);
   Shape batch = broadcast_shapes(ba, bb, "naive");
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
-  Tensor ae = a.expand([&] { Shape s = batch; s.push_back(m); s.push_back(k); return s; }())
-                  .to(kFloat64).contiguous();
-  Tensor be = b.expand([&] { Shape s = batch; s.push_back(k); s.push_back(n); return s; }())
-                  .to(kFloat64).contiguous();
+  Tensor ae = a.expand([&] {
+                 Shape s = batch;
+                 s.push_back(m);
+                 s.push_back(k);
+                 return s;
+               }())
+                  .to(kFloat64)
+                  .contiguous();
+  Tensor be = b.expand([&] {
+                 Shape s = batch;
+                 s.push_back(k);
+                 s.push_back(n);
+                 return s;
+               }())
+                  .to(kFloat64)
+                  .contiguous();
   const double* pa = ae.data_ptr<double>();
   const double* pb = be.data_ptr<double>();
   const int64_t batches = shape_numel(batch);
@@ -87,25 +98,31 @@ TEST_CASE("linalg: shape errors name the op and the shapes", "[linalg]") {
   CHECK_THROWS_WITH(matmul(zeros({3}), zeros({4})),
                     "matmul: shapes [3] and [4] cannot be multiplied (3 != 4)");
   CHECK_THROWS_WITH(matmul(zeros({2, 3}), zeros({2})), Contains("(3 != 2)"));
-  CHECK_THROWS_WITH(matmul(zeros({2, 2, 3}), zeros({3, 3, 4})), Contains("matmul") && Contains("[2]") && Contains("[3]"));
-  CHECK_THROWS_WITH(matmul(zeros({}), zeros({3})), Contains("matmul") && Contains("at least 1 dimension"));
+  CHECK_THROWS_WITH(matmul(zeros({2, 2, 3}), zeros({3, 3, 4})),
+                    Contains("matmul") && Contains("[2]") && Contains("[3]"));
+  CHECK_THROWS_WITH(matmul(zeros({}), zeros({3})),
+                    Contains("matmul") && Contains("at least 1 dimension"));
   CHECK_THROWS_WITH(mm(zeros({2, 3, 4}), zeros({4, 5})), Contains("mm") && Contains("2-D"));
-  CHECK_THROWS_WITH(mm(zeros({2, 3}), zeros({2, 3})), "mm: shapes [2, 3] and [2, 3] cannot be multiplied (3 != 2)");
+  CHECK_THROWS_WITH(mm(zeros({2, 3}), zeros({2, 3})),
+                    "mm: shapes [2, 3] and [2, 3] cannot be multiplied (3 != 2)");
   CHECK_THROWS_WITH(bmm(zeros({2, 3, 4}), zeros({3, 4, 5})), Contains("bmm") && Contains("2 != 3"));
   CHECK_THROWS_WITH(bmm(zeros({2, 3}), zeros({3, 4})), Contains("bmm") && Contains("3-D"));
   CHECK_THROWS_WITH(dot(zeros({3}), zeros({4})), Contains("dot") && Contains("3 != 4"));
   CHECK_THROWS_WITH(dot(zeros({3, 1}), zeros({3})), Contains("dot") && Contains("1-D"));
   CHECK_THROWS_WITH(outer(zeros({3, 1}), zeros({3})), Contains("outer"));
   CHECK_THROWS_WITH(linear(zeros({2, 3}), zeros({4, 5})), Contains("linear") && Contains("3 != 5"));
-  CHECK_THROWS_WITH(linear(zeros({2, 3}), zeros({4, 3}), zeros({5})), Contains("linear") && Contains("bias"));
+  CHECK_THROWS_WITH(linear(zeros({2, 3}), zeros({4, 3}), zeros({5})),
+                    Contains("linear") && Contains("bias"));
   CHECK_THROWS_WITH(addmm(zeros({3}), zeros({2, 3}), zeros({3, 4})),
                     Contains("addmm") && Contains("[3]") && Contains("[2, 4]"));
 }
 
 TEST_CASE("linalg: dtype errors", "[linalg]") {
-  CHECK_THROWS_WITH(matmul(zeros({2, 2}, kFloat32), zeros({2, 2}, kFloat64)),
-                    Contains("matmul") && Contains("same dtype") && Contains("float32") && Contains("float64"));
-  CHECK_THROWS_WITH(matmul(zeros({2, 2}, kBool), zeros({2, 2}, kBool)), Contains("matmul") && Contains("bool"));
+  CHECK_THROWS_WITH(
+      matmul(zeros({2, 2}, kFloat32), zeros({2, 2}, kFloat64)),
+      Contains("matmul") && Contains("same dtype") && Contains("float32") && Contains("float64"));
+  CHECK_THROWS_WITH(matmul(zeros({2, 2}, kBool), zeros({2, 2}, kBool)),
+                    Contains("matmul") && Contains("bool"));
   CHECK_THROWS_WITH(addmm(zeros({2, 2}, kInt32), zeros({2, 2}, kInt32), zeros({2, 2}, kInt32), 0.5),
                     Contains("addmm") && Contains("integral"));
   CHECK_THROWS_WITH(linear(zeros({2, 2}), zeros({2, 2}), zeros({2}, kFloat64)), Contains("linear"));
@@ -163,12 +180,16 @@ TEST_CASE("linalg: every float32 GEMM kernel on awkward sizes and strides", "[li
     for (int threads : {1, 2}) {
       set_num_threads(threads);
       // Sizes around the tile and block edges (MR 12/6, NR 32/16, KC 256, MC 144).
-      for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
-               {13, 33, 7}, {144, 96, 256}, {145, 97, 257}, {25, 300, 130}, {300, 5, 600}, {2, 2, 2}}) {
+      for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{13, 33, 7},
+                                                                {144, 96, 256},
+                                                                {145, 97, 257},
+                                                                {25, 300, 130},
+                                                                {300, 5, 600},
+                                                                {2, 2, 2}}) {
         for (int layout = 0; layout < 4; ++layout) {
           const bool ta = layout & 1, tb = layout & 2;
-          INFO("kernel " << name << ", threads " << threads << ", m " << m << " n " << n << " k " << k
-                         << ", A transposed " << ta << ", B transposed " << tb);
+          INFO("kernel " << name << ", threads " << threads << ", m " << m << " n " << n << " k "
+                         << k << ", A transposed " << ta << ", B transposed " << tb);
           std::vector<float> a(m * k), b(k * n), c(m * n * 2);
           for (auto& x : a) x = u(rng);
           for (auto& x : b) x = u(rng);

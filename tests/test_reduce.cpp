@@ -3,14 +3,13 @@
 // independence. Values against float64 references for every dtype and layout are in the op
 // table (tests/op_table/reduce_ops.cpp).
 
-#include <catch2/catch.hpp>
+#include <ember/ember.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
-
-#include <ember/ember.h>
 
 using namespace ember;
 using Catch::Contains;
@@ -218,7 +217,7 @@ TEST_CASE("reduce: var and std with correction", "[reduce]") {
   CHECK(x.var().item<double>() == Approx(5.0 / 3.0));
   CHECK(x.var({}, 0).item<double>() == Approx(1.25));
   CHECK(x.std({}, 2).item<double>() == Approx(std::sqrt(2.5)));
-  CHECK(std::isnan(tensor<double>({7}).var().item<double>()));  // 0 / 0
+  CHECK(std::isnan(tensor<double>({7}).var().item<double>()));      // 0 / 0
   CHECK(tensor<double>({1, 3}).var({}, 5).item<double>() == kInf);  // divisor clamped to 0
   // Large offset: Welford does not cancel catastrophically.
   Tensor big = (arange(1000, kFloat32).to(kFloat64) + 1e8).to(kFloat32);
@@ -287,7 +286,8 @@ TEST_CASE("one_hot: classes and errors", "[reduce][softmax]") {
   CHECK(values(oh) == std::vector<double>{1, 0, 0, 0, 0, 1, 0, 1, 0});
   CHECK(one_hot(idx, 5).sizes() == Shape{3, 5});
   CHECK(one_hot(tensor<int64_t>({}), 4).sizes() == Shape{0, 4});
-  CHECK_THROWS_WITH(one_hot(tensor<int64_t>({0, -1})), Contains("one_hot") && Contains("non-negative"));
+  CHECK_THROWS_WITH(one_hot(tensor<int64_t>({0, -1})),
+                    Contains("one_hot") && Contains("non-negative"));
   CHECK_THROWS_WITH(one_hot(idx, 2), Contains("one_hot") && Contains("smaller than num_classes"));
   CHECK_THROWS_WITH(one_hot(tensor({1, 2})), Contains("one_hot") && Contains("int64"));
   CHECK_THROWS_WITH(one_hot(tensor<int64_t>({})), Contains("one_hot"));

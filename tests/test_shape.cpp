@@ -2,11 +2,10 @@
 // legacy-empty rule, split/chunk returning views, and the memcpy / parallel paths against
 // element-wise references.
 
-#include <catch2/catch.hpp>
-
-#include <memory>
-
 #include <ember/ember.h>
+
+#include <catch2/catch.hpp>
+#include <memory>
 
 using namespace ember;
 using Catch::Contains;
@@ -39,14 +38,16 @@ TEST_CASE("cat: mismatched shapes, dims and devices are errors", "[shape]") {
                     Contains("cat: sizes of tensors must match except in dimension 0") &&
                         Contains("[2, 3]") && Contains("[2, 4]") && Contains("dimension 1"));
   CHECK_NOTHROW(cat({a, b}, 1));
-  CHECK_THROWS_WITH(cat({a, c}, 0), Contains("cat: tensors must have the same number of dimensions"));
+  CHECK_THROWS_WITH(cat({a, c}, 0),
+                    Contains("cat: tensors must have the same number of dimensions"));
   CHECK_THROWS_WITH(cat({}, 0), Contains("cat: expected a non-empty list"));
   CHECK_THROWS_WITH(cat({zeros({}), zeros({})}, 0), Contains("cat: zero-dimensional tensor"));
   CHECK_THROWS_WITH(cat({a, a}, 2), Contains("cat") && Contains("dimension 2 out of range"));
   std::vector<float> host(6, 0.0f);
   Tensor g = fake_cuda_tensor(host, {2, 3});
-  CHECK_THROWS_WITH(cat({a, g}, 0), Contains("cat: expected all tensors to be on the same device") &&
-                                         Contains("cuda:0"));
+  CHECK_THROWS_WITH(
+      cat({a, g}, 0),
+      Contains("cat: expected all tensors to be on the same device") && Contains("cuda:0"));
   CHECK_THROWS_WITH(stack({a, g}, 0), Contains("stack") && Contains("device"));
   CHECK_THROWS_WITH(stack({a, b}, 0), Contains("stack: expects each tensor to be equal size") &&
                                           Contains("[2, 4] at entry 1"));
@@ -99,8 +100,9 @@ TEST_CASE("split and chunk return views", "[shape]") {
   REQUIRE(sized.size() == 3);
   CHECK(sized[2].data_ptr() == x[1].data_ptr());
 
-  CHECK_THROWS_WITH(split(x, Shape{2, 2}, 0),
-                    Contains("split: split sizes [2, 2] add up to 4, not to the size 6 of dimension 0"));
+  CHECK_THROWS_WITH(
+      split(x, Shape{2, 2}, 0),
+      Contains("split: split sizes [2, 2] add up to 4, not to the size 6 of dimension 0"));
   CHECK_THROWS_WITH(x.split(0, 0), Contains("split: split_size must be positive"));
   CHECK_THROWS_WITH(x.split(-1, 0), Contains("split"));
   CHECK_THROWS_WITH(x.chunk(0), Contains("chunk: number of chunks must be positive"));
@@ -110,7 +112,8 @@ TEST_CASE("split and chunk return views", "[shape]") {
 TEST_CASE("pad: reflect, circular and argument errors", "[shape]") {
   Tensor x = range_tensor({2, 3});
   CHECK_THROWS_WITH(pad(x, {3, 0}, "reflect"),
-                    Contains("pad: padding (3, 0) in dimension 1 must be less than the input size 3 for reflect mode"));
+                    Contains("pad: padding (3, 0) in dimension 1 must be less than the input size "
+                             "3 for reflect mode"));
   CHECK_THROWS_WITH(pad(x, {0, 0, 0, 2}, "reflect"), Contains("pad") && Contains("dimension 0"));
   CHECK_NOTHROW(pad(x, {2, 2}, "reflect"));
   CHECK_THROWS_WITH(pad(x, {4, 0}, "circular"), Contains("pad") && Contains("circular"));
@@ -121,23 +124,29 @@ TEST_CASE("pad: reflect, circular and argument errors", "[shape]") {
   CHECK_THROWS_WITH(pad(zeros({2, 0}), {1, 1}, "replicate"), Contains("pad: cannot replicate-pad"));
   CHECK_THROWS_WITH(pad(x, {-2, -2}), Contains("pad") && Contains("negative output size"));
   // [0 1 2] reflected by 2 on both sides.
-  CHECK(values(pad(range_tensor({3}), {2, 2}, "reflect")) == std::vector<double>{2, 1, 0, 1, 2, 1, 0});
-  CHECK(values(pad(range_tensor({3}), {1, 2}, "replicate")) == std::vector<double>{0, 0, 1, 2, 2, 2});
-  CHECK(values(pad(range_tensor({3}), {1, 3}, "circular")) == std::vector<double>{2, 0, 1, 2, 0, 1, 2});
+  CHECK(values(pad(range_tensor({3}), {2, 2}, "reflect")) ==
+        std::vector<double>{2, 1, 0, 1, 2, 1, 0});
+  CHECK(values(pad(range_tensor({3}), {1, 2}, "replicate")) ==
+        std::vector<double>{0, 0, 1, 2, 2, 2});
+  CHECK(values(pad(range_tensor({3}), {1, 3}, "circular")) ==
+        std::vector<double>{2, 0, 1, 2, 0, 1, 2});
   CHECK(values(pad(range_tensor({3}), {1, -1}, "constant", 9)) == std::vector<double>{9, 0, 1});
 }
 
 TEST_CASE("repeat, tile, flip, roll, tril, triu: argument errors", "[shape]") {
   Tensor x = range_tensor({2, 3});
-  CHECK_THROWS_WITH(x.repeat({2}), Contains("repeat: number of repeat dims (1) can not be smaller"));
+  CHECK_THROWS_WITH(x.repeat({2}),
+                    Contains("repeat: number of repeat dims (1) can not be smaller"));
   CHECK_THROWS_WITH(x.repeat({2, -1}), Contains("repeat: repeats must be non-negative"));
   CHECK_THROWS_WITH(x.tile({-1}), Contains("tile"));
   CHECK_THROWS_WITH(x.flip({0, -2}), Contains("flip: dim 0 appears multiple times"));
   CHECK_THROWS_WITH(x.flip({2}), Contains("flip"));
-  CHECK_THROWS_WITH(x.roll({1, 2}, {0}), Contains("roll: shifts [1, 2] and dims [0] must have the same length"));
+  CHECK_THROWS_WITH(x.roll({1, 2}, {0}),
+                    Contains("roll: shifts [1, 2] and dims [0] must have the same length"));
   CHECK_THROWS_WITH(x.roll({1, 2}), Contains("roll: with no dims"));
   CHECK_THROWS_WITH(x.roll({1}, {3}), Contains("roll"));
-  CHECK_THROWS_WITH(range_tensor({3}).tril(), Contains("tril: input tensor must have at least 2 dimensions"));
+  CHECK_THROWS_WITH(range_tensor({3}).tril(),
+                    Contains("tril: input tensor must have at least 2 dimensions"));
   CHECK_THROWS_WITH(zeros({}).triu(), Contains("triu"));
 }
 

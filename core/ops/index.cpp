@@ -20,10 +20,10 @@ EMBER_DEFINE_DISPATCH(sort_stub);
 EMBER_DEFINE_DISPATCH(topk_stub);
 
 namespace {
-constexpr const char* kIndexOps[] = {
-    "index_select", "gather",  "scatter", "scatter_add", "scatter_reduce",
-    "index_add",    "index",   "index_put_", "masked_select", "take",
-    "nonzero",      "embedding", "sort",  "argsort",     "topk"};
+constexpr const char* kIndexOps[] = {"index_select",   "gather",    "scatter", "scatter_add",
+                                     "scatter_reduce", "index_add", "index",   "index_put_",
+                                     "masked_select",  "take",      "nonzero", "embedding",
+                                     "sort",           "argsort",   "topk"};
 static_assert(sizeof(kIndexOps) / sizeof(kIndexOps[0]) == 15);
 const OpFamilyRegistrar registrar("index", kIndexOps);
 
@@ -109,8 +109,8 @@ Tensor index_select_impl(const Tensor& self, int64_t dim, const Tensor& index, c
   const int64_t row_bytes = inner * static_cast<int64_t>(self.element_size());
   if (self.is_contiguous() && index.is_contiguous() && row_bytes >= kMinRowBytes) {
     index_select_rows_stub(self.device().type, static_cast<char*>(out.data_ptr()),
-                           static_cast<const char*>(self.data_ptr()), index.data_ptr<int64_t>(),
-                           n, outer, row_bytes, axis);
+                           static_cast<const char*>(self.data_ptr()), index.data_ptr<int64_t>(), n,
+                           outer, row_bytes, axis);
     return out;
   }
   // General layout: a gather whose index is the 1-D index broadcast along every other dim.
@@ -225,7 +225,7 @@ struct AdvancedIndex {
   Tensor src;    // self (dims permuted if needed), restrided to `shape`, stride 0 over B
   Tensor index;  // int64 restrided to `shape`: an element index, or a byte offset
   IndexAxis axis;
-  Shape shape;   // the result shape
+  Shape shape;       // the result shape
   Tensor unchecked;  // the index values not yet checked (one index tensor), for empty results
 };
 
@@ -270,8 +270,8 @@ AdvancedIndex make_advanced_index(const Tensor& self, const std::vector<Tensor>&
     }
   }
   EMBER_CHECK(static_cast<int64_t>(per_dim.size()) <= src.dim(), op,
-              ": too many indices for a tensor of dimension ", self.dim(), " (got ",
-              per_dim.size(), ")");
+              ": too many indices for a tensor of dimension ", self.dim(), " (got ", per_dim.size(),
+              ")");
   per_dim.resize(static_cast<size_t>(src.dim()));
 
   // 2. The indexed dims and the broadcast shape B of their index tensors.
@@ -371,8 +371,8 @@ Tensor index_impl(const Tensor& self, const std::vector<Tensor>& indices, const 
 }
 
 // Sort-like ops iterate over every dim but `dim` (collapsed to 1); the kernel walks dim.
-TensorIter slice_iter(const Tensor& values, const Tensor& indices, const Tensor& self,
-                      int64_t dim, const char* op) {
+TensorIter slice_iter(const Tensor& values, const Tensor& indices, const Tensor& self, int64_t dim,
+                      const char* op) {
   const Shape shape = with_size(self.sizes(), dim, 1);
   return TensorIterConfig(op)
       .add_output(restride(values, shape, values.strides()))
@@ -422,7 +422,8 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
                         .add_input(idx)
                         .static_shape(idx.sizes())
                         .build();
-  gather_stub(iter.device().type, iter, IndexAxis{s.size(dim), byte_stride(s, dim), false, dim, op});
+  gather_stub(iter.device().type, iter,
+              IndexAxis{s.size(dim), byte_stride(s, dim), false, dim, op});
   return out;
 }
 
@@ -471,8 +472,8 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
 
 namespace {
 const Tensor& scatter_reduce_impl(const Tensor& self, int64_t dim, const Tensor& index,
-                                  const Tensor& src, const std::string& reduce,
-                                  bool include_self, const char* op) {
+                                  const Tensor& src, const std::string& reduce, bool include_self,
+                                  const char* op) {
   check_defined(self, op, "self");
   check_defined(src, op, "src");
   ScatterReduce mode;
@@ -485,8 +486,8 @@ const Tensor& scatter_reduce_impl(const Tensor& self, int64_t dim, const Tensor&
   } else if (reduce == "amin") {
     mode = ScatterReduce::Min;
   } else {
-    EMBER_ERROR(op, ": reduce must be one of 'sum', 'prod', 'mean', 'amax', 'amin', got '",
-                reduce, "'");
+    EMBER_ERROR(op, ": reduce must be one of 'sum', 'prod', 'mean', 'amax', 'amin', got '", reduce,
+                "'");
   }
   const bool mean = reduce == "mean";
   EMBER_CHECK(!(mean && self.dtype() == kBool), op, ": reduce='mean' is not supported for bool");
@@ -534,9 +535,8 @@ void index_add_impl(const Tensor& self, int64_t dim, const Tensor& index, const 
   EMBER_CHECK(idx.dim() <= 1, op, ": index must be 1-D, got shape ", shape_str(index.sizes()));
   check_same_device(self, idx, op, "index");
   check_same_device(self, source, op, "source");
-  EMBER_CHECK(source.dtype() == self.dtype(), op,
-              ": expected source to have the dtype of self (", dtype_name(self.dtype()),
-              "), got ", dtype_name(source.dtype()));
+  EMBER_CHECK(source.dtype() == self.dtype(), op, ": expected source to have the dtype of self (",
+              dtype_name(self.dtype()), "), got ", dtype_name(source.dtype()));
   check_alpha(self, alpha, op);
   const Tensor s = at_least_1d(self), src = at_least_1d(source), idx1 = idx.reshape({-1});
   dim = wrap_dim(dim, s.dim(), op);
@@ -574,8 +574,8 @@ void index_add_impl(const Tensor& self, int64_t dim, const Tensor& index, const 
 }
 }  // namespace
 
-const Tensor& index_add_(const Tensor& self, int64_t dim, const Tensor& index,
-                         const Tensor& source, const Scalar& alpha) {
+const Tensor& index_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                         const Scalar& alpha) {
   check_defined(self, "index_add_", "self");
   self.bump_version();
   index_add_impl(self, dim, index, source, alpha, "index_add_");
@@ -604,8 +604,9 @@ const Tensor& index_put_(const Tensor& self, const std::vector<Tensor>& indices,
   EMBER_CHECK(values.dtype() == self.dtype(), op, ": expected values to have the dtype of self (",
               dtype_name(self.dtype()), "), got ", dtype_name(values.dtype()));
   AdvancedIndex ai = make_advanced_index(self, indices, op);
-  EMBER_CHECK(broadcastable_to(values.sizes(), ai.shape), op, ": values of shape ", shape_str(values.sizes()),
-              " cannot be broadcast to the indexed shape ", shape_str(ai.shape));
+  EMBER_CHECK(broadcastable_to(values.sizes(), ai.shape), op, ": values of shape ",
+              shape_str(values.sizes()), " cannot be broadcast to the indexed shape ",
+              shape_str(ai.shape));
   self.bump_version();
   if (shape_numel(ai.shape) == 0) {
     if (ai.unchecked.defined()) check_index_values(ai.unchecked, ai.axis);
@@ -707,10 +708,10 @@ std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending
   if (self.numel() == 0) return {values, indices};
   const int64_t n = self.size(dim);
   TensorIter iter = slice_iter(values, indices, self, dim, op);
-  sort_stub(iter.device().type, iter,
-            SortLoop{n, n, byte_stride(self, dim), byte_stride(values, dim),
-                     byte_stride(indices, dim)},
-            descending);
+  sort_stub(
+      iter.device().type, iter,
+      SortLoop{n, n, byte_stride(self, dim), byte_stride(values, dim), byte_stride(indices, dim)},
+      descending);
   return {values, indices};
 }
 
@@ -732,17 +733,19 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
   Tensor indices = empty(shape, TensorOptions(kInt64).device(s.device()));
   if (values.numel() > 0) {
     TensorIter iter = slice_iter(values, indices, s, dim, op);
-    topk_stub(iter.device().type, iter,
-              SortLoop{n, k, byte_stride(s, dim), byte_stride(values, dim),
-                       byte_stride(indices, dim)},
-              largest, sorted);
+    topk_stub(
+        iter.device().type, iter,
+        SortLoop{n, k, byte_stride(s, dim), byte_stride(values, dim), byte_stride(indices, dim)},
+        largest, sorted);
   }
   if (self.dim() == 0) return {values.view({}), indices.view({})};
   return {values, indices};
 }
 
 // ---- Tensor methods ---------------------------------------------------------------------------
-Tensor Tensor::index_select(int64_t d, const Tensor& i) const { return ember::index_select(*this, d, i); }
+Tensor Tensor::index_select(int64_t d, const Tensor& i) const {
+  return ember::index_select(*this, d, i);
+}
 Tensor Tensor::gather(int64_t d, const Tensor& i) const { return ember::gather(*this, d, i); }
 Tensor Tensor::scatter(int64_t d, const Tensor& i, const Tensor& src) const {
   return ember::scatter(*this, d, i, src);
@@ -770,14 +773,17 @@ const Tensor& Tensor::scatter_reduce_(int64_t d, const Tensor& i, const Tensor& 
                                       const std::string& reduce, bool include_self) const {
   return ember::scatter_reduce_(*this, d, i, src, reduce, include_self);
 }
-Tensor Tensor::index_add(int64_t d, const Tensor& i, const Tensor& source, const Scalar& alpha) const {
+Tensor Tensor::index_add(int64_t d, const Tensor& i, const Tensor& source,
+                         const Scalar& alpha) const {
   return ember::index_add(*this, d, i, source, alpha);
 }
 const Tensor& Tensor::index_add_(int64_t d, const Tensor& i, const Tensor& source,
                                  const Scalar& alpha) const {
   return ember::index_add_(*this, d, i, source, alpha);
 }
-Tensor Tensor::index(const std::vector<Tensor>& indices) const { return ember::index(*this, indices); }
+Tensor Tensor::index(const std::vector<Tensor>& indices) const {
+  return ember::index(*this, indices);
+}
 const Tensor& Tensor::index_put_(const std::vector<Tensor>& indices, const Tensor& values,
                                  bool accumulate) const {
   return ember::index_put_(*this, indices, values, accumulate);
@@ -792,7 +798,9 @@ Tensor Tensor::nonzero() const { return ember::nonzero(*this); }
 std::tuple<Tensor, Tensor> Tensor::sort(int64_t d, bool descending) const {
   return ember::sort(*this, d, descending);
 }
-Tensor Tensor::argsort(int64_t d, bool descending) const { return ember::argsort(*this, d, descending); }
+Tensor Tensor::argsort(int64_t d, bool descending) const {
+  return ember::argsort(*this, d, descending);
+}
 std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t d, bool largest, bool sorted) const {
   return ember::topk(*this, k, d, largest, sorted);
 }

@@ -50,8 +50,7 @@ const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, con
 
 // Like scatter, but duplicate indices accumulate: self[index[i][j]][j] += src[i][j].
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
-const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index,
-                           const Tensor& src);
+const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
 
 // Scatter with a reduction: reduce is "sum", "prod", "mean", "amax" or "amin". With
 // include_self=false the values of self at scattered positions do not take part (positions that
@@ -68,8 +67,8 @@ const Tensor& scatter_reduce_(const Tensor& self, int64_t dim, const Tensor& ind
 // index: 1-D int64/int32; source: self's shape except source.size(dim) == index.numel().
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                  const Scalar& alpha = 1);
-const Tensor& index_add_(const Tensor& self, int64_t dim, const Tensor& index,
-                         const Tensor& source, const Scalar& alpha = 1);
+const Tensor& index_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                         const Scalar& alpha = 1);
 
 // ---- advanced indexing (NumPy / PyTorch `x[i, :, j]`) ---------------------------------------
 // indices[k] indexes dim k of self (after earlier bool masks, which consume one dim each of
@@ -130,10 +129,10 @@ struct IndexAxis {
 
 // The dim a scatter walks at each iteration position.
 struct ScatterLoop {
-  int64_t steps = 1;         // index.size(dim); 1 for element-wise scatters (index_put_)
-  int64_t src_stride = 0;    // byte strides along the walked dim
+  int64_t steps = 1;       // index.size(dim); 1 for element-wise scatters (index_put_)
+  int64_t src_stride = 0;  // byte strides along the walked dim
   int64_t index_stride = 0;
-  int64_t grain = 1;         // iteration positions per thread (a huge grain runs serially)
+  int64_t grain = 1;  // iteration positions per thread (a huge grain runs serially)
 };
 
 enum class ScatterReduce : uint8_t { Assign, Sum, Prod, Max, Min };
@@ -152,18 +151,17 @@ using scatter_mean_fn = void (*)(TensorIter& iter);
 using index_offsets_fn = void (*)(TensorIter& iter, const IndexAxis& axis);
 // index_select of a contiguous self viewed as [outer, axis.size, row_bytes]:
 //   out[o, i, :] = self[o, index[i], :] for i < n (index contiguous int64).
-using index_select_rows_fn = void (*)(char* out, const char* self, const int64_t* index,
-                                      int64_t n, int64_t outer, int64_t row_bytes,
-                                      const IndexAxis& axis);
+using index_select_rows_fn = void (*)(char* out, const char* self, const int64_t* index, int64_t n,
+                                      int64_t outer, int64_t row_bytes, const IndexAxis& axis);
 // nonzero of a contiguous tensor: allocates and fills out (int64 [n, self.dim()]).
 using nonzero_fn = void (*)(const Tensor& self, Tensor& out);
 
 // sort/topk: iter = (values, indices, self), all restrided to size 1 along dim; the kernel walks
 // the dim (n elements of self, k of values/indices).
 struct SortLoop {
-  int64_t n = 0;                // self.size(dim)
-  int64_t k = 0;                // outputs per slice (n for sort)
-  int64_t self_stride = 0;      // byte strides along dim
+  int64_t n = 0;            // self.size(dim)
+  int64_t k = 0;            // outputs per slice (n for sort)
+  int64_t self_stride = 0;  // byte strides along dim
   int64_t values_stride = 0;
   int64_t indices_stride = 0;
 };

@@ -22,8 +22,7 @@ void check_operands(const Tensor& a, const Tensor& b, const char* op) {
               a.device(), " and ", b.device());
 }
 
-void check_dims(const Tensor& a, const Tensor& b, int64_t want_a, int64_t want_b,
-                const char* op) {
+void check_dims(const Tensor& a, const Tensor& b, int64_t want_a, int64_t want_b, const char* op) {
   EMBER_CHECK(a.dim() == want_a && b.dim() == want_b, op, ": expected ", want_a, "-D and ", want_b,
               "-D tensors, got shapes ", a.sizes(), " and ", b.sizes());
 }
@@ -110,8 +109,8 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 Tensor bmm(const Tensor& a, const Tensor& b) {
   check_operands(a, b, "bmm");
   check_dims(a, b, 3, 3, "bmm");
-  EMBER_CHECK(a.size(0) == b.size(0), "bmm: batch sizes of shapes ", a.sizes(), " and ",
-              b.sizes(), " differ (", a.size(0), " != ", b.size(0), ")");
+  EMBER_CHECK(a.size(0) == b.size(0), "bmm: batch sizes of shapes ", a.sizes(), " and ", b.sizes(),
+              " differ (", a.size(0), " != ", b.size(0), ")");
   check_inner(a, b, a.size(2), b.size(1), "bmm");
   Tensor out = empty({a.size(0), a.size(1), b.size(2)}, a.options());
   batched_gemm(out, a, b);
@@ -126,8 +125,8 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scal
   check_inner(m1, m2, m1.size(1), m2.size(0), "addmm");
   check_scalars(m1.dtype(), alpha, beta, "addmm");
   const Shape shape = {m1.size(0), m2.size(1)};
-  EMBER_CHECK(broadcasts_to(input.sizes(), shape), "addmm: input of shape ",
-              input.sizes(), " cannot be broadcast to the product's shape ", shape);
+  EMBER_CHECK(broadcasts_to(input.sizes(), shape), "addmm: input of shape ", input.sizes(),
+              " cannot be broadcast to the product's shape ", shape);
   Tensor out = empty(shape, m1.options());
   const bool use_input = beta.to_double() != 0.0;
   if (use_input) out.copy_(input);
@@ -138,13 +137,14 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scal
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   check_operands(input, weight, "linear");
-  EMBER_CHECK(input.dim() >= 1 && weight.dim() == 2, "linear: expected input (*, in_features) "
-              "and weight (out_features, in_features), got shapes ", input.sizes(), " and ",
-              weight.sizes());
+  EMBER_CHECK(input.dim() >= 1 && weight.dim() == 2,
+              "linear: expected input (*, in_features) "
+              "and weight (out_features, in_features), got shapes ",
+              input.sizes(), " and ", weight.sizes());
   const int64_t in = input.size(-1), out_features = weight.size(0);
   EMBER_CHECK(in == weight.size(1), "linear: input of shape ", input.sizes(),
-              " and weight of shape ", weight.sizes(), " don't match (in_features ", in, " != ",
-              weight.size(1), ")");
+              " and weight of shape ", weight.sizes(), " don't match (in_features ", in,
+              " != ", weight.size(1), ")");
   Shape out_shape(input.sizes().begin(), input.sizes().end() - 1);
   out_shape.push_back(out_features);
   const int64_t rows = shape_numel(Shape(input.sizes().begin(), input.sizes().end() - 1));
@@ -157,8 +157,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     out.copy_(bias);
   }
   // (rows, in) @ (in, out): the weight's transpose is a strided view, never copied.
-  batched_gemm(out.unsqueeze(0), input.reshape({rows, in}).unsqueeze(0),
-               weight.t().unsqueeze(0), 1, Scalar(bias.defined() ? 1 : 0));
+  batched_gemm(out.unsqueeze(0), input.reshape({rows, in}).unsqueeze(0), weight.t().unsqueeze(0), 1,
+               Scalar(bias.defined() ? 1 : 0));
   return out.view(out_shape);
 }
 

@@ -23,10 +23,9 @@ EMBER_DEFINE_DISPATCH(cumprod_stub);
 
 namespace {
 
-constexpr const char* kReduceOps[] = {"sum",    "mean",   "prod",      "var",  "std",
-                                      "amax",   "amin",   "max",       "min",  "argmax",
-                                      "argmin", "logsumexp", "norm",   "all",  "any",
-                                      "cumsum", "cumprod"};
+constexpr const char* kReduceOps[] = {"sum",  "mean", "prod", "var",    "std",    "amax",
+                                      "amin", "max",  "min",  "argmax", "argmin", "logsumexp",
+                                      "norm", "all",  "any",  "cumsum", "cumprod"};
 static_assert(sizeof(kReduceOps) / sizeof(kReduceOps[0]) == 17);
 const OpFamilyRegistrar registrar("reduce", kReduceOps);
 
@@ -65,11 +64,20 @@ void coalesce(Shape& sizes, Shape& strides) {
   strides = std::move(st);
 }
 
-// Note [Reduce plan] in core/ops/reduce.h. Allocates plan.out (out_dtype) and, with
-// want_indices, plan.indices. Ops without an identity (no_identity) reject empty reduced dims.
+// What a reduction returns, and whether it has an identity for empty reductions.
+enum class Outputs { Values, Indices, ValuesAndIndices };
+enum class Identity { Yes, No };
+
+// Note [Reduce plan] in core/ops/reduce.h. Allocates plan.out (in out_dtype) and/or
+// plan.indices. Ops returning indices keep the reduced dims in logical order; ops without an
+// identity reject empty reduced dims.
 ReducePlan make_plan(const char* op, const Tensor& input, const Shape& dims, bool keepdim,
-                     DType out_dtype, bool want_values, bool want_indices, bool logical_order,
-                     bool no_identity) {
+                     DType out_dtype, Outputs outputs = Outputs::Values,
+                     Identity identity = Identity::Yes) {
+  const bool want_values = outputs != Outputs::Indices;
+  const bool want_indices = outputs != Outputs::Values;
+  const bool logical_order = want_indices;
+  const bool no_identity = identity == Identity::No;
   std::vector<bool> mask = reduced_mask(input, dims, op);
   ReducePlan plan;
   plan.op = op;
@@ -117,22 +125,22 @@ ReducePlan make_plan(const char* op, const Tensor& input, const Shape& dims, boo
 DType sum_dtype(DType t) { return is_floating(t) ? t : kInt64; }
 
 void check_floating(const Tensor& self, const char* op) {
-  EMBER_CHECK(is_floating(self.dtype()), op,
-              ": expected a floating point input, got dtype ", dtype_name(self.dtype()),
-              " (convert it with .to(kFloat32) first)");
+  EMBER_CHECK(is_floating(self.dtype()), op, ": expected a floating point input, got dtype ",
+              dtype_name(self.dtype()), " (convert it with .to(kFloat32) first)");
 }
 
 Tensor values_or_indices(const Tensor& self, const Shape& dims, bool keepdim, bool is_max,
                          bool indices, const char* op) {
-  ReducePlan plan = make_plan(op, self, dims, keepdim, self.dtype(), !indices, indices,
-                              /*logical_order=*/indices, /*no_identity=*/true);
+  ReducePlan plan = make_plan(op, self, dims, keepdim, self.dtype(),
+                              indices ? Outputs::Indices : Outputs::Values, Identity::No);
   (indices ? arg_minmax_stub : minmax_stub)(self.device().type, plan, is_max);
   return indices ? plan.indices : plan.out;
 }
 
 std::tuple<Tensor, Tensor> minmax_dim(const Tensor& self, int64_t dim, bool keepdim, bool is_max,
                                       const char* op) {
-  ReducePlan plan = make_plan(op, self, {dim}, keepdim, self.dtype(), true, true, true, true);
+  ReducePlan plan =
+      make_plan(op, self, {dim}, keepdim, self.dtype(), Outputs::ValuesAndIndices, Identity::No);
   arg_minmax_stub(self.device().type, plan, is_max);
   return {plan.out, plan.indices};
 }
@@ -163,36 +171,34 @@ Tensor scan(const Tensor& self, int64_t dim, std::optional<DType> dtype, const c
 
 Tensor sum(const Tensor& self, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
   Tensor in = dtype ? self.to(*dtype) : self;
-  ReducePlan plan = make_plan("sum", in, dims, keepdim, sum_dtype(in.dtype()), true, false,
-                              false, false);
+  ReducePlan plan = make_plan("sum", in, dims, keepdim, sum_dtype(in.dtype()));
   sum_stub(in.device().type, plan);
   return plan.out;
 }
 
 Tensor mean(const Tensor& self, const Shape& dims, bool keepdim) {
   check_floating(self, "mean");
-  ReducePlan plan = make_plan("mean", self, dims, keepdim, self.dtype(), true, false, false, false);
+  ReducePlan plan = make_plan("mean", self, dims, keepdim, self.dtype());
   mean_stub(self.device().type, plan);
   return plan.out;
 }
 
 Tensor prod(const Tensor& self, const Shape& dims, bool keepdim) {
-  ReducePlan plan = make_plan("prod", self, dims, keepdim, sum_dtype(self.dtype()), true, false,
-                              false, false);
+  ReducePlan plan = make_plan("prod", self, dims, keepdim, sum_dtype(self.dtype()));
   prod_stub(self.device().type, plan);
   return plan.out;
 }
 
 Tensor var(const Tensor& self, const Shape& dims, int64_t correction, bool keepdim) {
   check_floating(self, "var");
-  ReducePlan plan = make_plan("var", self, dims, keepdim, self.dtype(), true, false, false, false);
+  ReducePlan plan = make_plan("var", self, dims, keepdim, self.dtype());
   var_stub(self.device().type, plan, correction, false);
   return plan.out;
 }
 
 Tensor std(const Tensor& self, const Shape& dims, int64_t correction, bool keepdim) {
   check_floating(self, "std");
-  ReducePlan plan = make_plan("std", self, dims, keepdim, self.dtype(), true, false, false, false);
+  ReducePlan plan = make_plan("std", self, dims, keepdim, self.dtype());
   var_stub(self.device().type, plan, correction, true);
   return plan.out;
 }
@@ -224,30 +230,29 @@ Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
 
 Tensor logsumexp(const Tensor& self, const Shape& dims, bool keepdim) {
   Tensor in = is_floating(self.dtype()) ? self : self.to(default_dtype());
-  ReducePlan plan = make_plan("logsumexp", in, dims, keepdim, in.dtype(), true, false, false,
-                              false);
+  ReducePlan plan = make_plan("logsumexp", in, dims, keepdim, in.dtype());
   logsumexp_stub(in.device().type, plan);
   return plan.out;
 }
 
 Tensor norm(const Tensor& self, double p, const Shape& dims, bool keepdim) {
   check_floating(self, "norm");
-  EMBER_CHECK(p > 0 && !std::isnan(p), "norm: p must be 1, 2, INFINITY or another p > 0, got ",
-              p);
-  ReducePlan plan = make_plan("norm", self, dims, keepdim, self.dtype(), true, false, false,
-                              /*no_identity=*/std::isinf(p));
+  EMBER_CHECK(p > 0 && !std::isnan(p), "norm: p must be 1, 2, INFINITY or another p > 0, got ", p);
+  // The infinity norm is a max: no identity for an empty reduction.
+  ReducePlan plan = make_plan("norm", self, dims, keepdim, self.dtype(), Outputs::Values,
+                              std::isinf(p) ? Identity::No : Identity::Yes);
   norm_stub(self.device().type, plan, p);
   return plan.out;
 }
 
 Tensor all(const Tensor& self, const Shape& dims, bool keepdim) {
-  ReducePlan plan = make_plan("all", self, dims, keepdim, kBool, true, false, false, false);
+  ReducePlan plan = make_plan("all", self, dims, keepdim, kBool);
   all_any_stub(self.device().type, plan, true);
   return plan.out;
 }
 
 Tensor any(const Tensor& self, const Shape& dims, bool keepdim) {
-  ReducePlan plan = make_plan("any", self, dims, keepdim, kBool, true, false, false, false);
+  ReducePlan plan = make_plan("any", self, dims, keepdim, kBool);
   all_any_stub(self.device().type, plan, false);
   return plan.out;
 }
@@ -266,16 +271,24 @@ Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
 Tensor Tensor::sum(const Shape& dims, bool keepdim, std::optional<DType> dtype) const {
   return ember::sum(*this, dims, keepdim, dtype);
 }
-Tensor Tensor::mean(const Shape& dims, bool keepdim) const { return ember::mean(*this, dims, keepdim); }
-Tensor Tensor::prod(const Shape& dims, bool keepdim) const { return ember::prod(*this, dims, keepdim); }
+Tensor Tensor::mean(const Shape& dims, bool keepdim) const {
+  return ember::mean(*this, dims, keepdim);
+}
+Tensor Tensor::prod(const Shape& dims, bool keepdim) const {
+  return ember::prod(*this, dims, keepdim);
+}
 Tensor Tensor::var(const Shape& dims, int64_t correction, bool keepdim) const {
   return ember::var(*this, dims, correction, keepdim);
 }
 Tensor Tensor::std(const Shape& dims, int64_t correction, bool keepdim) const {
   return ember::std(*this, dims, correction, keepdim);
 }
-Tensor Tensor::amax(const Shape& dims, bool keepdim) const { return ember::amax(*this, dims, keepdim); }
-Tensor Tensor::amin(const Shape& dims, bool keepdim) const { return ember::amin(*this, dims, keepdim); }
+Tensor Tensor::amax(const Shape& dims, bool keepdim) const {
+  return ember::amax(*this, dims, keepdim);
+}
+Tensor Tensor::amin(const Shape& dims, bool keepdim) const {
+  return ember::amin(*this, dims, keepdim);
+}
 Tensor Tensor::max() const { return ember::max(*this); }
 Tensor Tensor::min() const { return ember::min(*this); }
 std::tuple<Tensor, Tensor> Tensor::max(int64_t d, bool keepdim) const {
@@ -296,8 +309,12 @@ Tensor Tensor::logsumexp(const Shape& dims, bool keepdim) const {
 Tensor Tensor::norm(double p, const Shape& dims, bool keepdim) const {
   return ember::norm(*this, p, dims, keepdim);
 }
-Tensor Tensor::all(const Shape& dims, bool keepdim) const { return ember::all(*this, dims, keepdim); }
-Tensor Tensor::any(const Shape& dims, bool keepdim) const { return ember::any(*this, dims, keepdim); }
+Tensor Tensor::all(const Shape& dims, bool keepdim) const {
+  return ember::all(*this, dims, keepdim);
+}
+Tensor Tensor::any(const Shape& dims, bool keepdim) const {
+  return ember::any(*this, dims, keepdim);
+}
 Tensor Tensor::cumsum(int64_t d) const { return ember::cumsum(*this, d); }
 Tensor Tensor::cumprod(int64_t d) const { return ember::cumprod(*this, d); }
 

@@ -60,9 +60,9 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
                 shape_str(t.sizes()));
     for (int64_t d = 0; d < t.dim(); ++d) {
       EMBER_CHECK(d == dim || t.size(d) == first.size(d), op,
-                  ": sizes of tensors must match except in dimension ", dim, ", but tensor ",
-                  ref, " has shape ", shape_str(first.sizes()), " and tensor ", i,
-                  " has shape ", shape_str(t.sizes()), " (they differ in dimension ", d, ")");
+                  ": sizes of tensors must match except in dimension ", dim, ", but tensor ", ref,
+                  " has shape ", shape_str(first.sizes()), " and tensor ", i, " has shape ",
+                  shape_str(t.sizes()), " (they differ in dimension ", d, ")");
     }
     out_shape[dim] += t.size(dim);
     contiguous = contiguous && t.is_contiguous() && t.dtype() == dtype;
@@ -80,8 +80,8 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
       if (is_legacy_empty(t) || t.numel() == 0) continue;
       inputs.push_back({static_cast<const char*>(t.data_ptr()), t.numel() / outer * item});
     }
-    cat_stub(device.type, static_cast<char*>(out.data_ptr()), outer,
-             out.numel() / outer * item, inputs);
+    cat_stub(device.type, static_cast<char*>(out.data_ptr()), outer, out.numel() / outer * item,
+             inputs);
     return out;
   }
   int64_t offset = 0;
@@ -100,9 +100,8 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     EMBER_CHECK(tensors[i].defined(), op, ": tensor ", i, " is undefined");
     EMBER_CHECK(tensors[i].sizes() == tensors[0].sizes(), op,
-                ": expects each tensor to be equal size, but got ",
-                shape_str(tensors[0].sizes()), " at entry 0 and ", shape_str(tensors[i].sizes()),
-                " at entry ", i);
+                ": expects each tensor to be equal size, but got ", shape_str(tensors[0].sizes()),
+                " at entry 0 and ", shape_str(tensors[i].sizes()), " at entry ", i);
     EMBER_CHECK(tensors[i].device() == tensors[0].device(), op,
                 ": expected all tensors to be on the same device, but tensor 0 is on ",
                 tensors[0].device(), " and tensor ", i, " is on ", tensors[i].device());
@@ -122,9 +121,9 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   dim = wrap_dim(dim, self.dim(), op);
   const int64_t n = self.size(dim);
   EMBER_CHECK(split_size > 0 || (split_size == 0 && n == 0), op,
-              ": split_size must be positive (or 0 for a dimension of size 0), got ",
-              split_size);
-  const int64_t pieces = split_size == 0 ? 1 : std::max<int64_t>(1, (n + split_size - 1) / split_size);
+              ": split_size must be positive (or 0 for a dimension of size 0), got ", split_size);
+  const int64_t pieces =
+      split_size == 0 ? 1 : std::max<int64_t>(1, (n + split_size - 1) / split_size);
   std::vector<Tensor> out;
   out.reserve(static_cast<size_t>(pieces));
   for (int64_t p = 0; p < pieces; ++p) {
@@ -143,8 +142,8 @@ std::vector<Tensor> split(const Tensor& self, const Shape& split_sizes, int64_t 
     EMBER_CHECK(s >= 0, op, ": split sizes must be non-negative, got ", shape_str(split_sizes));
     total += s;
   }
-  EMBER_CHECK(total == self.size(dim), op, ": split sizes ", shape_str(split_sizes),
-              " add up to ", total, ", not to the size ", self.size(dim), " of dimension ", dim);
+  EMBER_CHECK(total == self.size(dim), op, ": split sizes ", shape_str(split_sizes), " add up to ",
+              total, ", not to the size ", self.size(dim), " of dimension ", dim);
   std::vector<Tensor> out;
   out.reserve(split_sizes.size());
   int64_t start = 0;
@@ -293,8 +292,7 @@ Tensor pad_constant(const Tensor& self, const Shape& pad, const Scalar& value) {
 
 Tensor pad(const Tensor& self, const Shape& pad, const std::string& mode, const Scalar& value) {
   const char* op = "pad";
-  EMBER_CHECK(pad.size() % 2 == 0, op, ": padding length must be divisible by 2, got ",
-              pad.size());
+  EMBER_CHECK(pad.size() % 2 == 0, op, ": padding length must be divisible by 2, got ", pad.size());
   const int64_t npairs = static_cast<int64_t>(pad.size()) / 2;
   EMBER_CHECK(npairs <= self.dim(), op, ": padding length ", pad.size(),
               " is too large for a tensor of ", self.dim(),
@@ -303,8 +301,7 @@ Tensor pad(const Tensor& self, const Shape& pad, const std::string& mode, const 
   const bool reflect = mode == "reflect", replicate = mode == "replicate",
              circular = mode == "circular";
   EMBER_CHECK(reflect || replicate || circular, op,
-              ": mode must be 'constant', 'reflect', 'replicate' or 'circular', got '", mode,
-              "'");
+              ": mode must be 'constant', 'reflect', 'replicate' or 'circular', got '", mode, "'");
   // For each padded dim, the source position of every output position along it.
   const int64_t nd = self.dim();
   int64_t first = nd;  // the first dim with any padding
@@ -316,12 +313,10 @@ Tensor pad(const Tensor& self, const Shape& pad, const std::string& mode, const 
                 ") in dimension ", d, " is only supported in constant mode, not ", mode);
     if (left == 0 && right == 0) continue;
     EMBER_CHECK(!reflect || (left < n && right < n), op, ": padding (", left, ", ", right,
-                ") in dimension ", d, " must be less than the input size ", n,
-                " for reflect mode");
+                ") in dimension ", d, " must be less than the input size ", n, " for reflect mode");
     EMBER_CHECK(!replicate || n > 0, op, ": cannot replicate-pad dimension ", d, " of size 0");
     EMBER_CHECK(!circular || (left <= n && right <= n), op, ": padding (", left, ", ", right,
-                ") in dimension ", d, " must be at most the input size ", n,
-                " for circular mode");
+                ") in dimension ", d, " must be at most the input size ", n, " for circular mode");
     first = d;
     std::vector<int64_t>& source = sources[d];
     for (int64_t j = 0; j < n + left + right; ++j) {

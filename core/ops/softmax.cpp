@@ -26,7 +26,9 @@ Tensor softmax_impl(const Tensor& self, int64_t dim, bool log, const char* op) {
 
 }  // namespace
 
-Tensor softmax(const Tensor& self, int64_t dim) { return softmax_impl(self, dim, false, "softmax"); }
+Tensor softmax(const Tensor& self, int64_t dim) {
+  return softmax_impl(self, dim, false, "softmax");
+}
 Tensor log_softmax(const Tensor& self, int64_t dim) {
   return softmax_impl(self, dim, true, "log_softmax");
 }

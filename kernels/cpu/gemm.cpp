@@ -18,13 +18,15 @@
 // extra), and zero-pads the edges so the micro-kernel always runs a full tile; partial tiles
 // are written back through a small buffer.
 //
-// The library is built for baseline x86-64, so the micro-kernels are compiled for AVX-512 and
-// AVX2+FMA with `#pragma GCC target` regions and picked at run time (__builtin_cpu_supports).
-// Only functions with internal linkage are defined inside those regions, so no inline function
-// compiled for a wider ISA can be merged into code that runs on a CPU without it. Without AVX2,
-// float32 falls back to Eigen's product, like float64.
+// The library is built for baseline x86-64, so the micro-kernels alone are compiled for AVX-512
+// and AVX2+FMA (`__attribute__((target(...)))` on each) and picked at run time
+// (__builtin_cpu_supports). They call nothing but intrinsics, so no inline function compiled
+// for a wider ISA can be merged into code that runs on a CPU without it. Without AVX2, float32
+// falls back to Eigen's product, like float64.
 
 #include "kernels/cpu/gemm.h"
+
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -33,8 +35,6 @@
 #include <string>
 #include <type_traits>
 #include <utility>
-
-#include <immintrin.h>
 
 // Eigen runs on ember's pool (gemm() splits the work); make sure it never uses OpenMP.
 #define EIGEN_DONT_PARALLELIZE
@@ -52,9 +52,8 @@ namespace {
 // C[0:m, 0:n] = alpha * (A panel . B panel) + beta * C for an MR x NR tile (m <= MR, n <= NR).
 // a: kc steps of MR floats, b: kc steps of NR floats (both 64-byte aligned). beta == 0 does not
 // read C.
-using micro_kernel_fn = void (*)(int64_t kc, const float* a, const float* b, float* c,
-                                 int64_t c_rs, int64_t c_cs, float alpha, float beta, int64_t m,
-                                 int64_t n);
+using micro_kernel_fn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t c_rs,
+                                 int64_t c_cs, float alpha, float beta, int64_t m, int64_t n);
 
 struct MicroKernel {
   const char* name;
@@ -63,9 +62,10 @@ struct MicroKernel {
   int64_t kc, mc, nc;   // cache blocks (mc a multiple of mr, nc of nr)
 };
 
-// Writes a full tile held in `tile` (row-major, NR floats a row) into C with alpha and beta.
-inline void store_tile(const float* tile, int64_t nr_stride, float* c, int64_t c_rs,
-                       int64_t c_cs, float alpha, float beta, int64_t m, int64_t n) {
+// Writes the m x n corner of a register tile saved in `tile` (row-major, nr_stride floats a row)
+// into C with alpha and beta: the path for partial tiles and non-unit column strides.
+inline void store_tile(const float* tile, int64_t nr_stride, float* c, int64_t c_rs, int64_t c_cs,
+                       float alpha, float beta, int64_t m, int64_t n) {
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       float* dst = c + i * c_rs + j * c_cs;
@@ -75,16 +75,24 @@ inline void store_tile(const float* tile, int64_t nr_stride, float* c, int64_t c
   }
 }
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma")
+// Micro-kernels are compiled for a wider ISA than the rest of the library, function by function.
+#define EMBER_TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define EMBER_TARGET_AVX2 __attribute__((target("avx2,fma")))
+// Full unrolling of the register-tile loops, so every accumulator stays in a register.
+#if defined(__clang__)
+#define EMBER_UNROLL _Pragma("unroll")
+#else
+#define EMBER_UNROLL _Pragma("GCC unroll 16")
+#endif
 
 constexpr int kMr512 = 12, kNr512 = 32;
 
 // 12 x 32 tile: 24 zmm accumulators, 2 loads of B and 12 broadcasts of A per step.
-void micro_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t c_rs,
-                         int64_t c_cs, float alpha, float beta, int64_t m, int64_t n) {
+EMBER_TARGET_AVX512 void micro_kernel_avx512(int64_t kc, const float* a, const float* b, float* c,
+                                             int64_t c_rs, int64_t c_cs, float alpha, float beta,
+                                             int64_t m, int64_t n) {
   __m512 acc0[kMr512], acc1[kMr512];
-#pragma GCC unroll 12
+  EMBER_UNROLL
   for (int i = 0; i < kMr512; ++i) {
     acc0[i] = _mm512_setzero_ps();
     acc1[i] = _mm512_setzero_ps();
@@ -92,7 +100,7 @@ void micro_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, i
   for (int64_t p = 0; p < kc; ++p) {
     const __m512 b0 = _mm512_load_ps(b);
     const __m512 b1 = _mm512_load_ps(b + 16);
-#pragma GCC unroll 12
+    EMBER_UNROLL
     for (int i = 0; i < kMr512; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
       acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
@@ -104,7 +112,7 @@ void micro_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, i
   const __m512 va = _mm512_set1_ps(alpha);
   if (m == kMr512 && n == kNr512 && c_cs == 1) {
     const __m512 vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 12
+    EMBER_UNROLL
     for (int i = 0; i < kMr512; ++i) {
       float* row = c + i * c_rs;
       __m512 r0 = _mm512_mul_ps(va, acc0[i]);
@@ -119,32 +127,22 @@ void micro_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, i
     return;
   }
   alignas(64) float tile[kMr512 * kNr512];
-#pragma GCC unroll 12
+  EMBER_UNROLL
   for (int i = 0; i < kMr512; ++i) {
     _mm512_store_ps(tile + i * kNr512, acc0[i]);
     _mm512_store_ps(tile + i * kNr512 + 16, acc1[i]);
   }
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      float* dst = c + i * c_rs + j * c_cs;
-      float v = alpha * tile[i * kNr512 + j];
-      *dst = beta == 0.0f ? v : v + beta * *dst;
-    }
-  }
+  store_tile(tile, kNr512, c, c_rs, c_cs, alpha, beta, m, n);
 }
-
-#pragma GCC pop_options
-
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
 
 constexpr int kMr256 = 6, kNr256 = 16;
 
 // 6 x 16 tile: 12 ymm accumulators, 2 loads of B and 6 broadcasts of A per step.
-void micro_kernel_avx2(int64_t kc, const float* a, const float* b, float* c, int64_t c_rs,
-                       int64_t c_cs, float alpha, float beta, int64_t m, int64_t n) {
+EMBER_TARGET_AVX2 void micro_kernel_avx2(int64_t kc, const float* a, const float* b, float* c,
+                                         int64_t c_rs, int64_t c_cs, float alpha, float beta,
+                                         int64_t m, int64_t n) {
   __m256 acc0[kMr256], acc1[kMr256];
-#pragma GCC unroll 6
+  EMBER_UNROLL
   for (int i = 0; i < kMr256; ++i) {
     acc0[i] = _mm256_setzero_ps();
     acc1[i] = _mm256_setzero_ps();
@@ -152,7 +150,7 @@ void micro_kernel_avx2(int64_t kc, const float* a, const float* b, float* c, int
   for (int64_t p = 0; p < kc; ++p) {
     const __m256 b0 = _mm256_load_ps(b);
     const __m256 b1 = _mm256_load_ps(b + 8);
-#pragma GCC unroll 6
+    EMBER_UNROLL
     for (int i = 0; i < kMr256; ++i) {
       const __m256 ai = _mm256_broadcast_ss(a + i);
       acc0[i] = _mm256_fmadd_ps(ai, b0, acc0[i]);
@@ -164,7 +162,7 @@ void micro_kernel_avx2(int64_t kc, const float* a, const float* b, float* c, int
   const __m256 va = _mm256_set1_ps(alpha);
   if (m == kMr256 && n == kNr256 && c_cs == 1) {
     const __m256 vb = _mm256_set1_ps(beta);
-#pragma GCC unroll 6
+    EMBER_UNROLL
     for (int i = 0; i < kMr256; ++i) {
       float* row = c + i * c_rs;
       __m256 r0 = _mm256_mul_ps(va, acc0[i]);
@@ -179,21 +177,13 @@ void micro_kernel_avx2(int64_t kc, const float* a, const float* b, float* c, int
     return;
   }
   alignas(32) float tile[kMr256 * kNr256];
-#pragma GCC unroll 6
+  EMBER_UNROLL
   for (int i = 0; i < kMr256; ++i) {
     _mm256_store_ps(tile + i * kNr256, acc0[i]);
     _mm256_store_ps(tile + i * kNr256 + 8, acc1[i]);
   }
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      float* dst = c + i * c_rs + j * c_cs;
-      float v = alpha * tile[i * kNr256 + j];
-      *dst = beta == 0.0f ? v : v + beta * *dst;
-    }
-  }
+  store_tile(tile, kNr256, c, c_rs, c_cs, alpha, beta, m, n);
 }
-
-#pragma GCC pop_options
 
 const MicroKernel kAvx512{"avx512", micro_kernel_avx512, kMr512, kNr512, 256, 144, 4096};
 const MicroKernel kAvx2{"avx2", micro_kernel_avx2, kMr256, kNr256, 256, 144, 4096};
@@ -346,8 +336,7 @@ void eigen_gemm_colmajor(int64_t m, int64_t n, int64_t k, T alpha, const T* a, i
 
 template <class T>
 void eigen_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs, int64_t a_cs,
-                const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t c_rs,
-                int64_t c_cs) {
+                const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t c_rs, int64_t c_cs) {
   if (c_rs == 1 || m == 1) {
     eigen_gemm_colmajor(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_cs);
   } else if (c_cs == 1 || n == 1) {
@@ -372,8 +361,7 @@ void eigen_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_
 // would waste most of the work. float accumulates in double: long dot products stay accurate.
 template <class T>
 void small_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs, int64_t a_cs,
-                const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t c_rs,
-                int64_t c_cs) {
+                const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t c_rs, int64_t c_cs) {
   auto store = [&](T* dst, double acc) {
     T v = alpha * static_cast<T>(acc);
     *dst = beta == T(0) ? v : v + beta * *dst;
@@ -397,8 +385,10 @@ void small_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_
       int64_t p = 0;
       for (; p + 4 <= k; p += 4)
         for (int l = 0; l < 4; ++l)
-          acc[l] += static_cast<double>(ar[(p + l) * a_cs]) * static_cast<double>(bc[(p + l) * b_rs]);
-      for (; p < k; ++p) acc[0] += static_cast<double>(ar[p * a_cs]) * static_cast<double>(bc[p * b_rs]);
+          acc[l] +=
+              static_cast<double>(ar[(p + l) * a_cs]) * static_cast<double>(bc[(p + l) * b_rs]);
+      for (; p < k; ++p)
+        acc[0] += static_cast<double>(ar[p * a_cs]) * static_cast<double>(bc[p * b_rs]);
       store(c + i * c_rs + j * c_cs, (acc[0] + acc[1]) + (acc[2] + acc[3]));
     }
   }
@@ -407,9 +397,8 @@ void small_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_
 constexpr int64_t kSmallWork = 16 * 16 * 16;  // m * n * k below which plain loops win
 
 template <class T>
-void serial_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs,
-                 int64_t a_cs, const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t c_rs,
-                 int64_t c_cs) {
+void serial_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs, int64_t a_cs,
+                 const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t c_rs, int64_t c_cs) {
   if (m == 1 || n == 1 || m * n * k <= kSmallWork) {
     small_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
     return;
@@ -427,9 +416,9 @@ void serial_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a
 // Splits C into blocks of whole rows (or columns, when n > m) of a multiple of `align`, one per
 // thread, each a single-threaded product.
 template <class T>
-void parallel_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs,
-                   int64_t a_cs, const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c,
-                   int64_t c_rs, int64_t c_cs) {
+void parallel_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs, int64_t a_cs,
+                   const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t c_rs,
+                   int64_t c_cs) {
   if (m == 0 || n == 0) return;
   if (k == 0 || alpha == T(0)) {
     for (int64_t i = 0; i < m; ++i)
@@ -459,8 +448,8 @@ void parallel_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t
         serial_gemm(e - s, n, k, alpha, a + s * a_rs, a_rs, a_cs, b, b_rs, b_cs, beta, c + s * c_rs,
                     c_rs, c_cs);
       } else {
-        serial_gemm(m, e - s, k, alpha, a, a_rs, a_cs, b + s * b_cs, b_rs, b_cs, beta,
-                    c + s * c_cs, c_rs, c_cs);
+        serial_gemm(m, e - s, k, alpha, a, a_rs, a_cs, b + s * b_cs, b_rs, b_cs, beta, c + s * c_cs,
+                    c_rs, c_cs);
       }
     }
   });
@@ -468,9 +457,9 @@ void parallel_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t
 
 }  // namespace
 
-void gemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs,
-          int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c,
-          int64_t c_rs, int64_t c_cs) {
+void gemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs, int64_t a_cs,
+          const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c, int64_t c_rs,
+          int64_t c_cs) {
   parallel_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
 }
 

@@ -21,9 +21,9 @@
 
 namespace ember::kernels::cpu {
 
-void gemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs,
-          int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c,
-          int64_t c_rs, int64_t c_cs);
+void gemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs, int64_t a_cs,
+          const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c, int64_t c_rs,
+          int64_t c_cs);
 void gemm(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t a_rs,
           int64_t a_cs, const double* b, int64_t b_rs, int64_t b_cs, double beta, double* c,
           int64_t c_rs, int64_t c_cs);

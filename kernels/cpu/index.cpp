@@ -5,13 +5,14 @@
 // dtype: a float32 and an int32 move the same 4 bytes. Every index value goes through
 // checked_index before it touches memory.
 
+#include "core/ops/index.h"
+
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include "core/ops/factory.h"
-#include "core/ops/index.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/math/convert.h"
 
@@ -23,8 +24,8 @@ namespace {
 inline int64_t checked_index(int64_t i, const IndexAxis& axis) {
   const int64_t w = (axis.wrap_negative && i < 0) ? i + axis.size : i;
   if (EMBER_UNLIKELY(w < 0 || w >= axis.size)) {
-    EMBER_ERROR(axis.op, ": index ", i, " is out of bounds for dimension ", axis.dim,
-                " with size ", axis.size);
+    EMBER_ERROR(axis.op, ": index ", i, " is out of bounds for dimension ", axis.dim, " with size ",
+                axis.size);
   }
   return w;
 }
@@ -44,11 +45,16 @@ struct Bytes {
 template <class F>
 void dispatch_element_size(size_t size, const char* op, F&& f) {
   switch (size) {
-    case 1: return f(Bytes<1>{});
-    case 2: return f(Bytes<2>{});
-    case 4: return f(Bytes<4>{});
-    case 8: return f(Bytes<8>{});
-    default: EMBER_ERROR(op, ": unsupported element size ", size);
+    case 1:
+      return f(Bytes<1>{});
+    case 2:
+      return f(Bytes<2>{});
+    case 4:
+      return f(Bytes<4>{});
+    case 8:
+      return f(Bytes<8>{});
+    default:
+      EMBER_ERROR(op, ": unsupported element size ", size);
   }
 }
 

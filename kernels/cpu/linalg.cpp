@@ -2,12 +2,13 @@
 // outer (core/ops/linalg.h). float32 and float64 call the raw GEMM of kernels/cpu/gemm.h on each
 // batch's strided matrices; float16 / bfloat16 go through float32; integers use exact loops.
 
+#include "core/ops/linalg.h"
+
 #include <algorithm>
 
-#include "core/ops/linalg.h"
+#include "core/ops/factory.h"
 #include "core/parallel.h"
 #include "kernels/cpu/gemm.h"
-#include "core/ops/factory.h"
 
 namespace ember::kernels::cpu {
 
@@ -55,9 +56,10 @@ struct BatchGeometry {
     constexpr int64_t kSmallProduct = int64_t{1} << 18;  // m * n * k
     const int64_t work = std::max<int64_t>(1, m * n * std::max<int64_t>(k, 1));
     if (batches > 1 && work < kSmallProduct) {
-      parallel_for(0, batches, std::max<int64_t>(1, kSmallProduct / work), [&](int64_t s, int64_t e) {
-        for (int64_t i = s; i < e; ++i) fn(i);
-      });
+      parallel_for(0, batches, std::max<int64_t>(1, kSmallProduct / work),
+                   [&](int64_t s, int64_t e) {
+                     for (int64_t i = s; i < e; ++i) fn(i);
+                   });
     } else {
       for (int64_t i = 0; i < batches; ++i) fn(i);
     }
@@ -119,8 +121,8 @@ void batched_gemm_kernel(const Tensor& out, const Tensor& a, const Tensor& b, co
     case kBFloat16: {
       // Compute in float32: convert the operands (an expanded batch dim is materialised), run
       // the float GEMM, round the result back.
-      Tensor out32 = beta.to_double() == 0.0 ? empty(out.sizes(), TensorOptions(kFloat32))
-                                             : out.to(kFloat32);
+      Tensor out32 =
+          beta.to_double() == 0.0 ? empty(out.sizes(), TensorOptions(kFloat32)) : out.to(kFloat32);
       gemm_batches<float>(out32, a.to(kFloat32), b.to(kFloat32), alpha.to<float>(),
                           beta.to<float>());
       out.copy_(out32);

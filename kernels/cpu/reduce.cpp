@@ -2,10 +2,11 @@
 // (kernels/math/reduce.h), its accumulator type, and how a final state becomes an output value;
 // the engine in kernels/cpu/reduce_utils.h does the iteration, threading and pairwise merging.
 
+#include "core/ops/reduce.h"
+
 #include <cmath>
 #include <type_traits>
 
-#include "core/ops/reduce.h"
 #include "kernels/cpu/reduce_utils.h"
 #include "kernels/math/convert.h"
 #include "kernels/math/reduce.h"
@@ -31,9 +32,8 @@ void sum_kernel(const ReducePlan& plan) {
   EMBER_DISPATCH_ALL(plan.input.dtype(), "sum", [&] {
     using A = sum_acc_t<scalar_t>;
     auto* out = out_ptr<sum_out_t<scalar_t>>(plan.out);
-    reduce_with<scalar_t>(plan, math::SumOp<A>{}, [&](int64_t o, A acc) {
-      out[o] = convert<sum_out_t<scalar_t>>(acc);
-    });
+    reduce_with<scalar_t>(plan, math::SumOp<A>{},
+                          [&](int64_t o, A acc) { out[o] = convert<sum_out_t<scalar_t>>(acc); });
   });
 }
 
@@ -51,9 +51,8 @@ void prod_kernel(const ReducePlan& plan) {
   EMBER_DISPATCH_ALL(plan.input.dtype(), "prod", [&] {
     using A = sum_acc_t<scalar_t>;
     auto* out = out_ptr<sum_out_t<scalar_t>>(plan.out);
-    reduce_with<scalar_t>(plan, math::ProdOp<A>{}, [&](int64_t o, A acc) {
-      out[o] = convert<sum_out_t<scalar_t>>(acc);
-    });
+    reduce_with<scalar_t>(plan, math::ProdOp<A>{},
+                          [&](int64_t o, A acc) { out[o] = convert<sum_out_t<scalar_t>>(acc); });
   });
 }
 
@@ -127,9 +126,8 @@ void norm_kernel(const ReducePlan& plan, double p) {
       math::PowSumOp<A> op;
       op.p = static_cast<A>(p);
       const A inv_p = static_cast<A>(1.0 / p);
-      reduce_with<scalar_t>(plan, op, [&](int64_t o, A acc) {
-        out[o] = convert<scalar_t>(std::pow(acc, inv_p));
-      });
+      reduce_with<scalar_t>(
+          plan, op, [&](int64_t o, A acc) { out[o] = convert<scalar_t>(std::pow(acc, inv_p)); });
     }
   });
 }
@@ -152,12 +150,14 @@ void all_any_kernel(const ReducePlan& plan, bool is_all) {
 // Accumulates sequentially in a wide type: double for float32 and float64 (as PyTorch's CPU
 // cumsum), float for the 16-bit floats, int64 for integers.
 template <class T>
-using scan_acc_t = std::conditional_t<std::is_integral_v<T>, int64_t,
-                                      std::conditional_t<std::is_same_v<T, float>, double,
-                                                         opmath_t<T>>>;
+using scan_acc_t =
+    std::conditional_t<std::is_integral_v<T>, int64_t,
+                       std::conditional_t<std::is_same_v<T, float>, double, opmath_t<T>>>;
 
-// out (contiguous) = scan of `in` along dim. Lines (all indices but dim) run in parallel, in
-// row-major order so that neighbouring lines share cache lines when dim is not the last.
+// out (contiguous) = scan of `in` along dim, over groups of neighbouring lines (Note [Line
+// groups] in reduce_utils.h): line j of a group is in[j * il + k * is], k < len.
+constexpr int64_t kScanGroup = 64;
+
 template <class scalar_t, bool kProd>
 void scan_lines(const Tensor& out, const Tensor& in, int64_t dim) {
   using A = scan_acc_t<scalar_t>;
@@ -166,31 +166,19 @@ void scan_lines(const Tensor& out, const Tensor& in, int64_t dim) {
   O* dst = out_ptr<O>(out);
   const int64_t nd = in.dim();
   const int64_t len = nd == 0 ? 1 : in.size(dim);
-  const int64_t in_step = nd == 0 ? 0 : in.stride(dim);
-  const int64_t out_step = nd == 0 ? 0 : out.stride(dim);
-  Shape line_sizes, in_strides, out_strides;
-  for (int64_t d = 0; d < nd; ++d) {
-    if (d == dim) continue;
-    line_sizes.push_back(in.size(d));
-    in_strides.push_back(in.stride(d));
-    out_strides.push_back(out.stride(d));
-  }
-  const int64_t lines = shape_numel(line_sizes);
-  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(len, 1));
-  parallel_for(0, lines, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t l = begin; l < end; ++l) {
-      int64_t in_off = 0, out_off = 0, rem = l;
-      for (int64_t d = static_cast<int64_t>(line_sizes.size()) - 1; d >= 0; --d) {
-        int64_t i = rem % line_sizes[d];
-        rem /= line_sizes[d];
-        in_off += i * in_strides[d];
-        out_off += i * out_strides[d];
-      }
-      A acc = kProd ? A(1) : A(0);
-      for (int64_t k = 0; k < len; ++k) {
-        A x = convert<A>(src[in_off + k * in_step]);
-        acc = kProd ? acc * x : acc + x;
-        dst[out_off + k * out_step] = convert<O>(acc);
+  const int64_t is = nd == 0 ? 0 : in.stride(dim), os = nd == 0 ? 0 : out.stride(dim);
+  const bool grouped = nd >= 2 && dim != nd - 1;
+  const int64_t il = grouped ? in.stride(nd - 1) : 0, ol = grouped ? out.stride(nd - 1) : 0;
+  for_each_line_group(in, out, dim, kScanGroup, [&](int64_t in_off, int64_t out_off, int64_t w) {
+    A acc[kScanGroup];
+    for (int64_t j = 0; j < w; ++j) acc[j] = kProd ? A(1) : A(0);
+    for (int64_t k = 0; k < len; ++k) {
+      const scalar_t* x = src + in_off + k * is;
+      O* y = dst + out_off + k * os;
+      for (int64_t j = 0; j < w; ++j) {
+        A v = convert<A>(x[j * il]);
+        acc[j] = kProd ? acc[j] * v : acc[j] + v;
+        y[j * ol] = convert<O>(acc[j]);
       }
     }
   });

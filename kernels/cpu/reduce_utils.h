@@ -50,11 +50,11 @@ class Reducer {
   using in_t = typename Op::in_t;
 
   static constexpr int kLanes = 8;
-  static constexpr int64_t kLeaf = 128;      // elements a row-mode leaf folds (16 per lane)
-  static constexpr int kTileWidth = 128;      // outputs per tile in tile mode
-  static constexpr int64_t kTileLeaf = 32;   // reduced indices a tile leaf folds sequentially
-  static constexpr int64_t kChunk = 32768;   // reduced elements per task when splitting a range
-  static constexpr int64_t kFewUnits = 16;   // below this many outputs/tiles, split the range
+  static constexpr int64_t kLeaf = 128;     // elements a row-mode leaf folds (16 per lane)
+  static constexpr int kTileWidth = 64;     // outputs per tile in tile mode
+  static constexpr int64_t kTileLeaf = 16;  // reduced indices a tile leaf folds sequentially
+  static constexpr int64_t kChunk = 32768;  // reduced elements per task when splitting a range
+  static constexpr int64_t kFewUnits = 16;  // below this many outputs/tiles, split the range
 
   Reducer(const ReducePlan& plan, Op op)
       : op_(op),
@@ -108,8 +108,8 @@ class Reducer {
     for (int64_t u = 0; u < units; ++u) {
       int64_t n = unit_width(u);
       for (int64_t j = 0; j < n; ++j) {
-        acc_t acc = merge_chunks(&partial[static_cast<size_t>(u * chunks * width + j)], width, 0,
-                                 chunks);
+        acc_t acc =
+            merge_chunks(&partial[static_cast<size_t>(u * chunks * width + j)], width, 0, chunks);
         store(first_output(u) + j, acc);
       }
     }
@@ -214,7 +214,8 @@ class Reducer {
       }
       // Merge the lanes in a tree: ((0,1),(2,3)),((4,5),(6,7)).
       for (int step = 1; step < kLanes; step *= 2)
-        for (int l = 0; l + step < kLanes; l += 2 * step) lanes[l] = op_.combine(lanes[l], lanes[l + step]);
+        for (int l = 0; l + step < kLanes; l += 2 * step)
+          lanes[l] = op_.combine(lanes[l], lanes[l + step]);
       return lanes[0];
     }
   }
@@ -284,6 +285,50 @@ class Reducer {
   int64_t row_len_ = 1, tiles_per_row_ = 1;
   bool tile_mode_ = false;
 };
+
+// Note [Line groups]
+// Scans and softmax work on lines: every index of the other dims, walking `dim`. When `dim` is
+// not the last dim, neighbouring lines along the last dim are usually neighbours in memory, so
+// they are handed out in groups of up to `group` lines and processed together: each step along
+// `dim` then touches one short contiguous run of the group instead of one element in each of
+// many cache lines.
+//
+// for_each_line_group(in, out, dim, group, fn) calls fn(in_offset, out_offset, width) for every
+// group, in parallel: line j < width of the group starts at in_offset + j * in.stride(-1) (and
+// out_offset + j * out.stride(-1)) and steps by in.stride(dim) (out.stride(dim)). When dim is the
+// last dim (or the tensor has at most one dim) every group is a single line.
+template <class F>
+void for_each_line_group(const Tensor& in, const Tensor& out, int64_t dim, int64_t group, F fn) {
+  const int64_t nd = in.dim();
+  const int64_t len = nd == 0 ? 1 : in.size(dim);
+  const bool grouped = nd >= 2 && dim != nd - 1;
+  const int64_t last = grouped ? in.size(nd - 1) : 1;
+  const int64_t width = grouped ? std::max<int64_t>(1, std::min(group, last)) : 1;
+  const int64_t groups_per_row = grouped ? (last + width - 1) / width : 1;
+  Shape sizes, in_strides, out_strides;  // the other dims (without dim, and the last if grouped)
+  for (int64_t d = 0; d < nd - (grouped ? 1 : 0); ++d) {
+    if (d == dim) continue;
+    sizes.push_back(in.size(d));
+    in_strides.push_back(in.stride(d));
+    out_strides.push_back(out.stride(d));
+  }
+  const int64_t groups = shape_numel(sizes) * groups_per_row;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, len * width));
+  const int64_t in_l = grouped ? in.stride(nd - 1) : 0, out_l = grouped ? out.stride(nd - 1) : 0;
+  parallel_for(0, groups, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t j0 = (g % groups_per_row) * width;
+      int64_t rem = g / groups_per_row, in_off = j0 * in_l, out_off = j0 * out_l;
+      for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+        const int64_t i = rem % sizes[d];
+        rem /= sizes[d];
+        in_off += i * in_strides[d];
+        out_off += i * out_strides[d];
+      }
+      fn(in_off, out_off, std::min(width, last - j0));
+    }
+  });
+}
 
 // Convenience: reduce and store through a callable.
 template <class scalar_t, class Op, class Store>

@@ -2,10 +2,11 @@
 // contiguous inputs (memcpy of whole rows) and tril/triu (memcpy of the kept part of each row,
 // memset of the rest; all-zero bytes are 0 in every dtype).
 
+#include "core/ops/shape.h"
+
 #include <algorithm>
 #include <cstring>
 
-#include "core/ops/shape.h"
 #include "core/parallel.h"
 
 namespace ember::kernels::cpu {
@@ -60,8 +61,10 @@ void trilu_kernel(char* out, const char* self, int64_t batch, int64_t rows, int6
       const char* s = self + p * row_bytes;
       std::memset(o, 0, static_cast<size_t>(lo * item_bytes));
       if (hi > lo)
-        std::memcpy(o + lo * item_bytes, s + lo * item_bytes, static_cast<size_t>((hi - lo) * item_bytes));
-      std::memset(o + std::max(hi, lo) * item_bytes, 0, static_cast<size_t>((cols - std::max(hi, lo)) * item_bytes));
+        std::memcpy(o + lo * item_bytes, s + lo * item_bytes,
+                    static_cast<size_t>((hi - lo) * item_bytes));
+      std::memset(o + std::max(hi, lo) * item_bytes, 0,
+                  static_cast<size_t>((cols - std::max(hi, lo)) * item_bytes));
     }
   });
 }

@@ -1,12 +1,14 @@
 // CPU kernels for softmax / log_softmax (core/ops/softmax.h) and one_hot.
 
+#include "core/ops/softmax.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
-#include "core/ops/softmax.h"
 #include "core/parallel.h"
+#include "kernels/cpu/reduce_utils.h"
 #include "kernels/math/convert.h"
 
 namespace ember::kernels::cpu {
@@ -41,11 +43,47 @@ void softmax_line(const T* x, int64_t sx, T* y, int64_t sy, int64_t n, bool log)
     for (int64_t i = 0; i < n; ++i) y[i * sy] *= inv;
   } else {
     const A inv = static_cast<A>(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i) y[i * sy] = convert<T>(std::exp(convert<A>(x[i * sx]) - m) * inv);
+    for (int64_t i = 0; i < n; ++i)
+      y[i * sy] = convert<T>(std::exp(convert<A>(x[i * sx]) - m) * inv);
   }
 }
 
-// Lines are every index of the other dims, in row-major order, run in parallel.
+// A group of w <= kGroup neighbouring lines (Note [Line groups] in reduce_utils.h): line j is
+// x[j * xl + i * sx], i < n. The same three passes, each step touching all w lines.
+constexpr int64_t kGroup = 64;
+
+template <class T>
+void softmax_group(const T* x, int64_t sx, int64_t xl, T* y, int64_t sy, int64_t yl, int64_t n,
+                   int64_t w, bool log) {
+  using A = opmath_t<T>;
+  A m[kGroup];
+  double sum[kGroup];
+  for (int64_t j = 0; j < w; ++j) {
+    m[j] = -std::numeric_limits<A>::infinity();
+    sum[j] = 0;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < w; ++j) {
+      A v = convert<A>(x[i * sx + j * xl]);
+      m[j] = v > m[j] ? v : m[j];
+    }
+  }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < w; ++j)
+      sum[j] += static_cast<double>(std::exp(convert<A>(x[i * sx + j * xl]) - m[j]));
+  A shift[kGroup], inv[kGroup];
+  for (int64_t j = 0; j < w; ++j) {
+    shift[j] = m[j] + static_cast<A>(std::log(sum[j]));
+    inv[j] = static_cast<A>(1.0 / sum[j]);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < w; ++j) {
+      A v = convert<A>(x[i * sx + j * xl]);
+      y[i * sy + j * yl] = convert<T>(log ? v - shift[j] : std::exp(v - m[j]) * inv[j]);
+    }
+  }
+}
+
 void softmax_kernel(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
   EMBER_DISPATCH_FLOATING(in.dtype(), log ? "log_softmax" : "softmax", [&] {
     const scalar_t* x = static_cast<const scalar_t*>(in.data_ptr());
@@ -53,24 +91,12 @@ void softmax_kernel(const Tensor& out, const Tensor& in, int64_t dim, bool log) 
     const int64_t nd = in.dim();
     const int64_t n = nd == 0 ? 1 : in.size(dim);
     const int64_t sx = nd == 0 ? 0 : in.stride(dim), sy = nd == 0 ? 0 : out.stride(dim);
-    Shape sizes, x_strides, y_strides;
-    for (int64_t d = 0; d < nd; ++d) {
-      if (d == dim) continue;
-      sizes.push_back(in.size(d));
-      x_strides.push_back(in.stride(d));
-      y_strides.push_back(out.stride(d));
-    }
-    const int64_t lines = shape_numel(sizes);
-    const int64_t grain = std::max<int64_t>(1, kGrainSize / (4 * n));
-    parallel_for(0, lines, grain, [&](int64_t begin, int64_t end) {
-      for (int64_t l = begin; l < end; ++l) {
-        int64_t xo = 0, yo = 0, rem = l;
-        for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-          int64_t i = rem % sizes[d];
-          rem /= sizes[d];
-          xo += i * x_strides[d];
-          yo += i * y_strides[d];
-        }
+    const bool grouped = nd >= 2 && dim != nd - 1;
+    const int64_t xl = grouped ? in.stride(nd - 1) : 0, yl = grouped ? out.stride(nd - 1) : 0;
+    for_each_line_group(in, out, dim, kGroup, [&](int64_t xo, int64_t yo, int64_t w) {
+      if (grouped) {
+        softmax_group(x + xo, sx, xl, y + yo, sy, yl, n, w, log);
+      } else {
         softmax_line(x + xo, sx, y + yo, sy, n, log);
       }
     });

@@ -64,7 +64,8 @@ void for_each_slice(TensorIter& iter, const SortLoop& loop, Fn fn) {
           char* values = data[0] + s * strides[0];
           char* indices = data[1] + s * strides[1];
           for (int64_t i = 0; i < loop.k; ++i) {
-            *reinterpret_cast<T*>(values + i * loop.values_stride) = math::convert<T>(slice[i].first);
+            *reinterpret_cast<T*>(values + i * loop.values_stride) =
+                math::convert<T>(slice[i].first);
             *reinterpret_cast<int64_t*>(indices + i * loop.indices_stride) = slice[i].second;
           }
         }

@@ -131,8 +131,8 @@ struct WelfordOp {
     int64_t n = a.n + b.n;
     A nb_over_n = static_cast<A>(b.n) / static_cast<A>(n);
     A delta = b.mean - a.mean;
-    return {a.mean + delta * nb_over_n, a.m2 + b.m2 + delta * delta * static_cast<A>(a.n) * nb_over_n,
-            n};
+    return {a.mean + delta * nb_over_n,
+            a.m2 + b.m2 + delta * delta * static_cast<A>(a.n) * nb_over_n, n};
   }
   // m2 / max(0, n - correction), as PyTorch (0/0 = nan for a single element with correction 1).
   EMBER_HOST_DEVICE static A variance(const acc_t& s, int64_t correction) {

@@ -17,9 +17,7 @@ using Refs = std::vector<RefTensor>;
 std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
 
 Tensor param(int64_t v) { return scalar_tensor(v, kInt64); }
-Tensor params(const Shape& v) {
-  return tensor(v, {static_cast<int64_t>(v.size())}, kInt64);
-}
+Tensor params(const Shape& v) { return tensor(v, {static_cast<int64_t>(v.size())}, kInt64); }
 int64_t ival(const Tensor& t) { return t.item<int64_t>(); }
 int64_t ival(const RefTensor& r) { return static_cast<int64_t>(r.data.at(0)); }
 Shape ivals(const RefTensor& r) {
@@ -128,12 +126,14 @@ RefTensor ref_scatter(const RefTensor& self, int64_t dim, const RefTensor& index
 
 std::vector<Sample> scatter_samples(DType dt) {
   return {
-      {{random_tensor({3, 5}, dt, 0, 3), param(1), idx({3, 2}, 0, 4, 1), random_tensor({3, 3}, dt, 0, 3, 2)},
+      {{random_tensor({3, 5}, dt, 0, 3), param(1), idx({3, 2}, 0, 4, 1),
+        random_tensor({3, 3}, dt, 0, 3, 2)},
        "[3,5] dim 1, src larger than index"},
       {{noncontiguous(random_tensor({4, 3}, dt, 0, 3)), param(0), idx({2, 3}, 0, 3, 3),
         noncontiguous(random_tensor({2, 3}, dt, 0, 3, 4))},
        "non-contiguous self and src, dim 0"},
-      {{random_tensor({2, 3}, dt, 0, 3), param(-1), idx({2, 0}, 0, 0, 5), random_tensor({2, 1}, dt)},
+      {{random_tensor({2, 3}, dt, 0, 3), param(-1), idx({2, 0}, 0, 0, 5),
+        random_tensor({2, 1}, dt)},
        "empty index"},
       {{random_tensor({1}, dt, 0, 3), param(0), idx({1}, 0, 0, 6), random_tensor({1}, dt, 0, 3, 7)},
        "size 1"},
@@ -203,8 +203,8 @@ std::vector<Tensor> run_scatter_reduce(const Sample& s, bool with_mean) {
   for (const char* reduce : kReductions) {
     if (std::string(reduce) == "mean" && !with_mean) continue;
     for (bool include_self : {true, false}) {
-      out.push_back(scatter_reduce(s.args[0], ival(s.args[1]), s.args[2], s.args[3], reduce,
-                                   include_self));
+      out.push_back(
+          scatter_reduce(s.args[0], ival(s.args[1]), s.args[2], s.args[3], reduce, include_self));
     }
   }
   return out;
@@ -220,7 +220,8 @@ std::vector<Sample> scatter_reduce_samples(DType dt) {
        "non-contiguous, dim 0"},
       {{random_tensor({4}, dt, -3, 3, 7), param(-1), idx({0}, 0, 0, 8), random_tensor({0}, dt)},
        "empty index"},
-      {{random_tensor({1}, dt, -3, 3, 9), param(0), idx({1}, 0, 0, 10), random_tensor({1}, dt, -3, 3, 11)},
+      {{random_tensor({1}, dt, -3, 3, 9), param(0), idx({1}, 0, 0, 10),
+        random_tensor({1}, dt, -3, 3, 11)},
        "size 1"},
   };
 }
@@ -300,7 +301,8 @@ RefIndex ref_advanced_index(const Shape& self_shape, const Shape& kinds, const R
                      p.begin() + static_cast<std::ptrdiff_t>(pos + b.size()));
     pos += b.size();
     for (int64_t d : slice_dims_after) src[d] = p[pos++];
-    for (int64_t d : dims) src[d] = wrap(static_cast<int64_t>(broadcast_at(per_dim[d], bidx)), sshape[d]);
+    for (int64_t d : dims)
+      src[d] = wrap(static_cast<int64_t>(broadcast_at(per_dim[d], bidx)), sshape[d]);
     int64_t off = 0;
     for (int64_t d = 0; d < nd; ++d) off += src[d] * st[d];
     out.source.push_back(off);
@@ -319,7 +321,8 @@ std::vector<Sample> index_samples(DType dt) {
         idx({2}, -6, 5, 5)},
        "non-adjacent dims 0, 2"},
       {{random_tensor({4, 5, 6}, dt), params({2}), m45}, "bool mask [4,5]"},
-      {{random_tensor({4, 5, 6}, dt), params({0, 2}), Tensor(), random_tensor({5}, kBool, 0, 1, 41)},
+      {{random_tensor({4, 5, 6}, dt), params({0, 2}), Tensor(),
+        random_tensor({5}, kBool, 0, 1, 41)},
        "mask on dim 1"},
       {{random_tensor({3, 4}, dt), params({1}), idx({2, 2}, 0, 2, 6).to(kInt32)}, "int32 [2,2]"},
       {{random_tensor({0, 3}, dt), params({0, 1}), Tensor(), idx({2}, 0, 2, 7)}, "empty self"},
@@ -343,8 +346,8 @@ std::vector<Sample> index_put_samples(DType dt) {
         tensor<int64_t>({0, -1, 2})},
        "rows, broadcast values"},
       {{noncontiguous(random_tensor({4, 5, 6}, dt)), params({0, 1, 1}),
-        random_tensor({4, 2, 3}, dt, -2, 2, 2), Tensor(), tensor(std::vector<int64_t>{1, 3}, {2, 1}),
-        tensor<int64_t>({0, 2, 4})},
+        random_tensor({4, 2, 3}, dt, -2, 2, 2), Tensor(),
+        tensor(std::vector<int64_t>{1, 3}, {2, 1}), tensor<int64_t>({0, 2, 4})},
        "non-contiguous self, adjacent dims 1, 2"},
       {{random_tensor({4, 5, 6}, dt), params({1, 0, 1}), random_tensor({5}, dt, -2, 2, 3),
         tensor<int64_t>({0, 3}), Tensor(), tensor<int64_t>({1, -1})},
@@ -497,9 +500,10 @@ int64_t sort_dim(const Refs& r) { return r.size() > 1 ? ival(r[1]) : 0; }
 
 std::vector<OpInfo> entries() {
   std::vector<OpInfo> e = {
-      OpInfo{"index_select", all_dtypes(), index_select_samples,
-             [](const Sample& s) { return one(index_select(s.args[0], ival(s.args[1]), s.args[2])); },
-             [](const Refs& r) { return Refs{ref_index_select(r[0], ival(r[1]), r[2])}; }},
+      OpInfo{
+          "index_select", all_dtypes(), index_select_samples,
+          [](const Sample& s) { return one(index_select(s.args[0], ival(s.args[1]), s.args[2])); },
+          [](const Refs& r) { return Refs{ref_index_select(r[0], ival(r[1]), r[2])}; }},
       OpInfo{"gather", all_dtypes(), gather_samples,
              [](const Sample& s) { return one(s.args[0].gather(ival(s.args[1]), s.args[2])); },
              [](const Refs& r) { return Refs{ref_gather(r[0], ival(r[1]), r[2])}; }},
@@ -525,7 +529,9 @@ std::vector<OpInfo> entries() {
       OpInfo{"scatter_reduce", integral_dtypes(), scatter_reduce_samples,
              [](const Sample& s) { return run_scatter_reduce(s, true); },
              [](const Refs& r) { return ref_scatter_reduce(r, true, true); }},
-      OpInfo{"scatter_reduce", {kBool}, scatter_reduce_samples,
+      OpInfo{"scatter_reduce",
+             {kBool},
+             scatter_reduce_samples,
              [](const Sample& s) { return run_scatter_reduce(s, false); },
              [](const Refs& r) {
                Refs out = ref_scatter_reduce(r, true, false);
@@ -615,7 +621,8 @@ std::vector<OpInfo> entries() {
                                           s.args[0].argsort(sort_dim(s), true)};
              },
              [](const Refs& r) {
-               return Refs{ref_sort(r[0], sort_dim(r), false)[1], ref_sort(r[0], sort_dim(r), true)[1]};
+               return Refs{ref_sort(r[0], sort_dim(r), false)[1],
+                           ref_sort(r[0], sort_dim(r), true)[1]};
              },
              4.0, [](DType) { return kInt64; }},
       OpInfo{"topk", all_dtypes(), topk_samples,
@@ -633,7 +640,9 @@ std::vector<OpInfo> entries() {
   };
   auto add = [&](std::vector<OpInfo> more) { e.insert(e.end(), more.begin(), more.end()); };
   add(numeric_and_bool(OpInfo{
-      "scatter_add", {}, scatter_samples,
+      "scatter_add",
+      {},
+      scatter_samples,
       [](const Sample& s) {
         const int64_t dim = ival(s.args[1]);
         Tensor inplace = noncontiguous(s.args[0].clone());
@@ -646,18 +655,21 @@ std::vector<OpInfo> entries() {
         return Refs{o, o};
       }}));
   add(numeric_and_bool(OpInfo{
-      "index_add", {},
+      "index_add",
+      {},
       [](DType dt) {
         return std::vector<Sample>{
             {{random_tensor({5, 3}, dt, 0, 3), param(0), idx({4}, 0, 4, 1),
               random_tensor({4, 3}, dt, 0, 3, 2)},
              "[5,3] dim 0, duplicates"},
-            {{noncontiguous(random_tensor({3, 6}, dt, 0, 3)), param(1), idx({3}, 0, 5, 3).to(kInt32),
-              noncontiguous(random_tensor({3, 3}, dt, 0, 3, 4))},
+            {{noncontiguous(random_tensor({3, 6}, dt, 0, 3)), param(1),
+              idx({3}, 0, 5, 3).to(kInt32), noncontiguous(random_tensor({3, 3}, dt, 0, 3, 4))},
              "non-contiguous, dim 1, int32 index"},
-            {{random_tensor({2, 3}, dt, 0, 3), param(-1), idx({0}, 0, 0, 5), random_tensor({2, 0}, dt)},
+            {{random_tensor({2, 3}, dt, 0, 3), param(-1), idx({0}, 0, 0, 5),
+              random_tensor({2, 0}, dt)},
              "empty index"},
-            {{random_tensor({1}, dt, 0, 3), param(0), idx({2}, 0, 0, 6), random_tensor({2}, dt, 0, 3, 7)},
+            {{random_tensor({1}, dt, 0, 3), param(0), idx({2}, 0, 0, 6),
+              random_tensor({2}, dt, 0, 3, 7)},
              "size 1, same index twice"},
         };
       },
@@ -679,14 +691,15 @@ std::vector<OpInfo> entries() {
         }
         return Refs{out, out};
       }}));
-  add(numeric_and_bool(OpInfo{
-      "index_put_", {}, index_put_accumulate_samples,
-      [](const Sample& s) {
-        Tensor c = noncontiguous(s.args[0].clone());
-        c.index_put_(index_list(s, 3), s.args[2], true);
-        return one(c);
-      },
-      [](const Refs& r) { return ref_index_put(r, true); }}));
+  add(numeric_and_bool(OpInfo{"index_put_",
+                              {},
+                              index_put_accumulate_samples,
+                              [](const Sample& s) {
+                                Tensor c = noncontiguous(s.args[0].clone());
+                                c.index_put_(index_list(s, 3), s.args[2], true);
+                                return one(c);
+                              },
+                              [](const Refs& r) { return ref_index_put(r, true); }}));
   return e;
 }
 

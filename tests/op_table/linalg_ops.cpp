@@ -63,7 +63,8 @@ std::vector<Sample> pairs(DType dt, const std::vector<std::pair<Shape, Shape>>& 
   std::vector<Sample> s;
   uint64_t seed = 501;
   for (auto& [sa, sb] : shapes) {
-    s.push_back({{random_tensor(sa, dt, -2, hi_for(dt), seed), random_tensor(sb, dt, -2, hi_for(dt), seed + 1)},
+    s.push_back({{random_tensor(sa, dt, -2, hi_for(dt), seed),
+                  random_tensor(sb, dt, -2, hi_for(dt), seed + 1)},
                  shape_str(sa) + " x " + shape_str(sb)});
     seed += 2;
   }
@@ -84,8 +85,10 @@ std::vector<Sample> mm_samples(DType dt) {
                                      {{0, 4}, {4, 5}},
                                      {{37, 45}, {45, 70}},
                                      {{70, 90}, {90, 80}}});
-  s.push_back({{transposed({5, 7}, dt, 1), random_tensor({7, 4}, dt, -2, hi_for(dt), 2)}, "A transposed"});
-  s.push_back({{random_tensor({5, 7}, dt, -2, hi_for(dt), 3), transposed({7, 40}, dt, 4)}, "B transposed"});
+  s.push_back(
+      {{transposed({5, 7}, dt, 1), random_tensor({7, 4}, dt, -2, hi_for(dt), 2)}, "A transposed"});
+  s.push_back(
+      {{random_tensor({5, 7}, dt, -2, hi_for(dt), 3), transposed({7, 40}, dt, 4)}, "B transposed"});
   s.push_back({{transposed({30, 20}, dt, 5), transposed({20, 50}, dt, 6)}, "both transposed"});
   s.push_back({{random_tensor({6, 16}, dt, -2, hi_for(dt), 7).slice(1, 0, std::nullopt, 2),
                 random_tensor({8, 5}, dt, -2, hi_for(dt), 8)},
@@ -108,15 +111,18 @@ std::vector<Sample> matmul_samples(DType dt) {
                                      {{2, 0, 4}, {2, 4, 3}},
                                      {{3, 40, 33}, {3, 33, 50}}});
   for (auto& x : mm_samples(dt)) s.push_back(x);
-  s.push_back({{random_tensor({4, 1}, dt, -2, hi_for(dt), 9).expand({4, 3}).unsqueeze(0).expand({2, 4, 3}),
-                transposed({3, 5}, dt, 10)},
-               "expanded batch, expanded columns, transposed B"});
+  s.push_back(
+      {{random_tensor({4, 1}, dt, -2, hi_for(dt), 9).expand({4, 3}).unsqueeze(0).expand({2, 4, 3}),
+        transposed({3, 5}, dt, 10)},
+       "expanded batch, expanded columns, transposed B"});
   return s;
 }
 
 std::vector<Sample> bmm_samples(DType dt) {
-  std::vector<Sample> s = pairs(dt, {{{2, 3, 4}, {2, 4, 5}}, {{1, 1, 1}, {1, 1, 1}},
-                                     {{0, 3, 4}, {0, 4, 5}}, {{3, 20, 0}, {3, 0, 7}},
+  std::vector<Sample> s = pairs(dt, {{{2, 3, 4}, {2, 4, 5}},
+                                     {{1, 1, 1}, {1, 1, 1}},
+                                     {{0, 3, 4}, {0, 4, 5}},
+                                     {{3, 20, 0}, {3, 0, 7}},
                                      {{4, 33, 17}, {4, 17, 40}}});
   s.push_back({{random_tensor({2, 4, 3}, dt, -2, hi_for(dt), 11).transpose(1, 2),
                 random_tensor({4, 2, 5}, dt, -2, hi_for(dt), 12).transpose(0, 1)},
@@ -162,7 +168,8 @@ std::vector<Sample> linear_samples(DType dt) {
   s.push_back({{r({3, 5}), r({4, 5}), r({4})}, "2-D input"});
   s.push_back({{r({5}), r({4, 5}), r({4})}, "1-D input"});
   s.push_back({{r({2, 3, 5}), r({4, 5}), Tensor()}, "3-D input, no bias"});
-  s.push_back({{noncontiguous(r({6, 5})), noncontiguous(r({4, 5})), r({4})}, "transposed input and weight"});
+  s.push_back({{noncontiguous(r({6, 5})), noncontiguous(r({4, 5})), r({4})},
+               "transposed input and weight"});
   s.push_back({{r({0, 5}), r({4, 5}), r({4})}, "no rows"});
   s.push_back({{r({33, 70}), r({45, 70}), r({45})}, "packed GEMM"});
   return s;
@@ -175,7 +182,8 @@ RefTensor ref_scaled_sum(const RefTensor& input, const RefTensor& prod, double b
 RefTensor ref_transpose(const RefTensor& w) {
   RefTensor t({w.shape[1], w.shape[0]});
   for (int64_t i = 0; i < w.shape[0]; ++i)
-    for (int64_t j = 0; j < w.shape[1]; ++j) t.data[j * w.shape[0] + i] = w.data[i * w.shape[1] + j];
+    for (int64_t j = 0; j < w.shape[1]; ++j)
+      t.data[j * w.shape[0] + i] = w.data[i * w.shape[1] + j];
   return t;
 }
 
@@ -221,7 +229,9 @@ const OpTableRegistrar reg({
            },
            kTolScale, [](DType dt) { return dt; }},
     OpInfo{"linear", linalg_dtypes(), linear_samples,
-           [](const Sample& s) { return std::vector<Tensor>{linear(s.args[0], s.args[1], s.args[2])}; },
+           [](const Sample& s) {
+             return std::vector<Tensor>{linear(s.args[0], s.args[1], s.args[2])};
+           },
            [](const Refs& r) {
              RefTensor y = ref_matmul(r[0], ref_transpose(r[1]));
              const bool has_bias = !r[2].data.empty();

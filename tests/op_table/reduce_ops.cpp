@@ -125,7 +125,8 @@ double ref_logsumexp(const std::vector<double>& v) {
 }
 double ref_norm(const std::vector<double>& v, double p) {
   double acc = 0;
-  for (double x : v) acc = std::isinf(p) ? std::max(acc, std::abs(x)) : acc + std::pow(std::abs(x), p);
+  for (double x : v)
+    acc = std::isinf(p) ? std::max(acc, std::abs(x)) : acc + std::pow(std::abs(x), p);
   return std::isinf(p) ? acc : std::pow(acc, 1.0 / p);
 }
 
@@ -160,11 +161,12 @@ std::vector<Sample> logical_samples(DType dt) {
 DType int_to_int64(DType dt) { return is_floating(dt) ? dt : kInt64; }
 
 // An entry for a reduction op(x, dims, keepdim) with reference f over each output's values.
-OpInfo reduce_entry(const std::string& name, std::vector<DType> dtypes,
-                    std::function<std::vector<Sample>(DType)> samples, bool nonempty,
-                    std::function<Tensor(const Tensor&, const Shape&, bool)> op,
-                    std::function<double(const std::vector<double>&)> f,
-                    std::function<DType(DType)> expected_dtype = [](DType dt) { return dt; }) {
+OpInfo reduce_entry(
+    const std::string& name, std::vector<DType> dtypes,
+    std::function<std::vector<Sample>(DType)> samples, bool nonempty,
+    std::function<Tensor(const Tensor&, const Shape&, bool)> op,
+    std::function<double(const std::vector<double>&)> f,
+    std::function<DType(DType)> expected_dtype = [](DType dt) { return dt; }) {
   OpInfo info;
   info.expected_dtype = std::move(expected_dtype);
   info.name = name;
@@ -172,12 +174,14 @@ OpInfo reduce_entry(const std::string& name, std::vector<DType> dtypes,
   info.samples = std::move(samples);
   info.run = [op, nonempty](const Sample& s) {
     std::vector<Tensor> out;
-    for (auto& c : cases_for(s.args[0].sizes(), nonempty)) out.push_back(op(s.args[0], c.dims, c.keepdim));
+    for (auto& c : cases_for(s.args[0].sizes(), nonempty))
+      out.push_back(op(s.args[0], c.dims, c.keepdim));
     return out;
   };
   info.reference = [f, nonempty](const Refs& r) {
     Refs out;
-    for (auto& c : cases_for(r[0].shape, nonempty)) out.push_back(ref_reduce(r[0], c.dims, c.keepdim, f));
+    for (auto& c : cases_for(r[0].shape, nonempty))
+      out.push_back(ref_reduce(r[0], c.dims, c.keepdim, f));
     return out;
   };
   return info;
@@ -242,7 +246,8 @@ OpInfo arg_entry(const std::string& name, bool is_max) {
       out.push_back(ref_reduce(r[0], {}, false, index));
       out.push_back(ref_reduce(r[0], {}, true, index));
     }
-    for (auto& c : dim_cases(r[0].shape, true)) out.push_back(ref_reduce(r[0], c.dims, c.keepdim, index));
+    for (auto& c : dim_cases(r[0].shape, true))
+      out.push_back(ref_reduce(r[0], c.dims, c.keepdim, index));
     return out;
   };
   return info;
@@ -292,7 +297,12 @@ OpInfo softmax_entry(const std::string& name, bool log) {
   OpInfo info;
   info.name = name;
   info.dtypes = floating_dtypes();
-  info.samples = [](DType dt) { return reduce_samples(dt, -4, 4, false); };
+  info.samples = [](DType dt) {
+    std::vector<Sample> s = reduce_samples(dt, -4, 4, false);
+    // More than one group of 64 neighbouring lines when reducing a leading dim.
+    s.push_back({{random_tensor({3, 150}, dt, -4, 4, 41)}, "[3, 150]"});
+    return s;
+  };
   info.run = [log](const Sample& s) {
     std::vector<Tensor> out;
     for (auto& c : dim_cases(s.args[0].sizes(), false))
@@ -405,20 +415,25 @@ const OpTableRegistrar reg_norm({OpInfo{
       Refs out;
       for (double p : {1.0, 2.0, 3.0})
         for (auto& c : cases_for(r[0].shape, false))
-          out.push_back(ref_reduce(r[0], c.dims, c.keepdim, [p](const std::vector<double>& v) { return ref_norm(v, p); }));
+          out.push_back(ref_reduce(r[0], c.dims, c.keepdim,
+                                   [p](const std::vector<double>& v) { return ref_norm(v, p); }));
       for (auto& c : cases_for(r[0].shape, true))
-        out.push_back(ref_reduce(r[0], c.dims, c.keepdim, [](const std::vector<double>& v) { return ref_norm(v, INFINITY); }));
+        out.push_back(ref_reduce(r[0], c.dims, c.keepdim, [](const std::vector<double>& v) {
+          return ref_norm(v, INFINITY);
+        }));
       return out;
     }}});
 
 // one_hot: int64 only; explicit and inferred num_classes.
 const OpTableRegistrar reg_one_hot({OpInfo{
-    "one_hot", {kInt64},
+    "one_hot",
+    {kInt64},
     [](DType) {
-      return std::vector<Sample>{{{random_tensor({5}, kInt64, 0, 3, 1)}, "[5]"},
-                                 {{random_tensor({2, 3}, kInt64, 0, 4, 2)}, "[2, 3]"},
-                                 {{noncontiguous(random_tensor({3, 4}, kInt64, 0, 4, 3))}, "transposed [3, 4]"},
-                                 {{random_tensor({}, kInt64, 0, 2, 4)}, "0-dim"}};
+      return std::vector<Sample>{
+          {{random_tensor({5}, kInt64, 0, 3, 1)}, "[5]"},
+          {{random_tensor({2, 3}, kInt64, 0, 4, 2)}, "[2, 3]"},
+          {{noncontiguous(random_tensor({3, 4}, kInt64, 0, 4, 3))}, "transposed [3, 4]"},
+          {{random_tensor({}, kInt64, 0, 2, 4)}, "0-dim"}};
     },
     [](const Sample& s) {
       return std::vector<Tensor>{one_hot(s.args[0], 6), one_hot(s.args[0])};
@@ -437,7 +452,8 @@ const OpTableRegistrar reg_one_hot({OpInfo{
       }
       return out;
     },
-    4.0, [](DType) { return kInt64; }}});
+    4.0,
+    [](DType) { return kInt64; }}});
 
 }  // namespace
 }  // namespace ember::testing

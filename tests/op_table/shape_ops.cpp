@@ -15,9 +15,7 @@ using Refs = std::vector<RefTensor>;
 std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
 
 Tensor param(int64_t v) { return scalar_tensor(v, kInt64); }
-Tensor params(const Shape& v) {
-  return tensor(v, {static_cast<int64_t>(v.size())}, kInt64);
-}
+Tensor params(const Shape& v) { return tensor(v, {static_cast<int64_t>(v.size())}, kInt64); }
 int64_t ival(const Tensor& t) { return t.item<int64_t>(); }
 int64_t ival(const RefTensor& r) { return static_cast<int64_t>(r.data.at(0)); }
 Shape ivals(const Tensor& t) {
@@ -86,13 +84,13 @@ std::vector<Sample> cat_samples(DType dt) {
       {{param(0), random_tensor({2, 3}, dt, -2, 2, 1), random_tensor({4, 3}, dt, -2, 2, 2),
         random_tensor({1, 3}, dt, -2, 2, 3)},
        "dim 0"},
-      {{param(1), noncontiguous(random_tensor({2, 3}, dt, -2, 2, 4)), random_tensor({2, 1}, dt, -2, 2, 5),
-        random_tensor({2, 0}, dt)},
+      {{param(1), noncontiguous(random_tensor({2, 3}, dt, -2, 2, 4)),
+        random_tensor({2, 1}, dt, -2, 2, 5), random_tensor({2, 0}, dt)},
        "dim 1, non-contiguous and empty inputs"},
       {{param(-1), random_tensor({2, 2, 3}, dt, -2, 2, 6), random_tensor({2, 2, 1}, dt, -2, 2, 7)},
        "dim -1"},
-      {{param(0), random_tensor({0}, dt), random_tensor({3, 2}, dt, -2, 2, 8), random_tensor({0}, dt),
-        random_tensor({1, 2}, dt, -2, 2, 9)},
+      {{param(0), random_tensor({0}, dt), random_tensor({3, 2}, dt, -2, 2, 8),
+        random_tensor({0}, dt), random_tensor({1, 2}, dt, -2, 2, 9)},
        "legacy empty [0] inputs are skipped"},
       {{param(0), random_tensor({2, 2}, dt, 0, 2, 10), random_tensor({2, 2}, kUInt8, 0, 2, 11)},
        "mixed dtypes promote"},
@@ -108,10 +106,13 @@ std::vector<Sample> stack_samples(DType dt) {
       {{param(0), random_tensor({2, 3}, dt, -2, 2, 1), random_tensor({2, 3}, dt, -2, 2, 2),
         random_tensor({2, 3}, dt, -2, 2, 3)},
        "dim 0"},
-      {{param(-1), noncontiguous(random_tensor({2, 3}, dt, -2, 2, 4)), random_tensor({2, 3}, dt, -2, 2, 5)},
+      {{param(-1), noncontiguous(random_tensor({2, 3}, dt, -2, 2, 4)),
+        random_tensor({2, 3}, dt, -2, 2, 5)},
        "dim -1, non-contiguous"},
-      {{param(1), random_tensor({2, 3}, dt, -2, 2, 6), random_tensor({2, 3}, dt, -2, 2, 7)}, "dim 1"},
-      {{param(0), random_tensor({}, dt, -2, 2, 8), random_tensor({}, dt, -2, 2, 9)}, "0-dim inputs"},
+      {{param(1), random_tensor({2, 3}, dt, -2, 2, 6), random_tensor({2, 3}, dt, -2, 2, 7)},
+       "dim 1"},
+      {{param(0), random_tensor({}, dt, -2, 2, 8), random_tensor({}, dt, -2, 2, 9)},
+       "0-dim inputs"},
       {{param(1), random_tensor({0, 2}, dt), random_tensor({0, 2}, dt)}, "empty"},
       {{param(0), random_tensor({0}, dt), random_tensor({0}, dt)}, "[0] inputs are not skipped"},
   };
@@ -146,7 +147,8 @@ Refs ref_split(const RefTensor& in, int64_t dim, const Shape& sizes) {
 Shape sizes_for_split(int64_t n, int64_t split_size) {
   Shape sizes;
   if (n == 0) return {0};
-  for (int64_t start = 0; start < n; start += split_size) sizes.push_back(std::min(split_size, n - start));
+  for (int64_t start = 0; start < n; start += split_size)
+    sizes.push_back(std::min(split_size, n - start));
   return sizes;
 }
 
@@ -224,7 +226,8 @@ std::vector<Sample> tile_samples(DType dt) {
 
 Shape tile_reps(const Shape& reps, int64_t ndim) {
   Shape r = reps;
-  if (static_cast<int64_t>(r.size()) < ndim) r.insert(r.begin(), static_cast<size_t>(ndim) - r.size(), 1);
+  if (static_cast<int64_t>(r.size()) < ndim)
+    r.insert(r.begin(), static_cast<size_t>(ndim) - r.size(), 1);
   return r;
 }
 
@@ -256,7 +259,8 @@ std::vector<Sample> roll_samples(DType dt) {
   return {
       {{random_tensor({5}, dt), params({2}), params({0})}, "[5] by 2"},
       {{random_tensor({3, 4}, dt), params({1, -3}), params({0, 1})}, "two dims, negative shift"},
-      {{noncontiguous(random_tensor({3, 4}, dt)), params({5}), params({})}, "flattened, non-contiguous"},
+      {{noncontiguous(random_tensor({3, 4}, dt)), params({5}), params({})},
+       "flattened, non-contiguous"},
       {{random_tensor({2, 3}, dt), params({7}), params({-1})}, "shift larger than dim"},
       {{random_tensor({0, 3}, dt), params({1}), params({0})}, "empty"},
       {{random_tensor({3}, dt), params({0}), params({0})}, "no shift"},
@@ -278,7 +282,8 @@ RefTensor ref_roll(const RefTensor& in, const Shape& shifts, const Shape& dims) 
   });
 }
 
-// ---- pad / tril / triu ----------------------------------------------------------------------------
+// ---- pad / tril / triu
+// ----------------------------------------------------------------------------
 
 // mode: "constant" (value 1), "reflect", "replicate", "circular".
 RefTensor ref_pad(const RefTensor& in, const Shape& pad, const std::string& mode) {
@@ -387,9 +392,10 @@ const OpTableRegistrar reg({
     OpInfo{"repeat", all_dtypes(), repeat_samples,
            [](const Sample& s) { return one(s.args[0].repeat(ivals(s.args[1]))); },
            [](const Refs& r) { return Refs{ref_repeat(r[0], ivals(r[1]))}; }},
-    OpInfo{"tile", all_dtypes(), tile_samples,
-           [](const Sample& s) { return one(tile(s.args[0], ivals(s.args[1]))); },
-           [](const Refs& r) { return Refs{ref_repeat(r[0], tile_reps(ivals(r[1]), r[0].dim()))}; }},
+    OpInfo{
+        "tile", all_dtypes(), tile_samples,
+        [](const Sample& s) { return one(tile(s.args[0], ivals(s.args[1]))); },
+        [](const Refs& r) { return Refs{ref_repeat(r[0], tile_reps(ivals(r[1]), r[0].dim()))}; }},
     OpInfo{"flip", all_dtypes(), flip_samples,
            [](const Sample& s) { return one(s.args[0].flip(ivals(s.args[1]))); },
            [](const Refs& r) { return Refs{ref_flip(r[0], ivals(r[1]))}; }},
@@ -399,7 +405,8 @@ const OpTableRegistrar reg({
     OpInfo{"pad", all_dtypes(), pad_samples,
            [](const Sample& s) {
              std::vector<Tensor> out;
-             for (const char* mode : kPadModes) out.push_back(pad(s.args[0], ivals(s.args[1]), mode, 1));
+             for (const char* mode : kPadModes)
+               out.push_back(pad(s.args[0], ivals(s.args[1]), mode, 1));
              return out;
            },
            [](const Refs& r) {
@@ -414,7 +421,8 @@ const OpTableRegistrar reg({
              const RefTensor& in = r[0];
              const Shape p = ivals(r[1]);
              Shape shape = in.shape;
-             for (size_t i = 0; i < p.size() / 2; ++i) shape[in.dim() - 1 - i] += p[2 * i] + p[2 * i + 1];
+             for (size_t i = 0; i < p.size() / 2; ++i)
+               shape[in.dim() - 1 - i] += p[2 * i] + p[2 * i + 1];
              RefTensor out(shape);
              for (int64_t e = 0; e < out.numel(); ++e) {
                Shape q = unravel(e, shape);
