@@ -4,6 +4,7 @@
 // (tests/op_table/conv_ops.cpp).
 
 #include <ember/ember.h>
+#include "test_util.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -11,15 +12,10 @@
 #include <vector>
 
 using namespace ember;
+using namespace ember::testing;
 using Catch::Contains;
 
 namespace {
-
-std::vector<double> values(const Tensor& t) {
-  Tensor c = t.to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return std::vector<double>(p, p + c.numel());
-}
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   REQUIRE(a.sizes() == b.sizes());

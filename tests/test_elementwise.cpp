@@ -10,21 +10,14 @@
 #include <vector>
 
 #include <ember/ember.h>
+#include "test_util.h"
 
 using namespace ember;
+using namespace ember::testing;
 using Catch::Contains;
 
 namespace {
 
-// Every element as a double, in row-major order.
-std::vector<double> values(const Tensor& t) {
-  Tensor c = t.to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return std::vector<double>(p, p + c.numel());
-}
-
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-const double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace
 

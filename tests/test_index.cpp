@@ -4,6 +4,7 @@
 // agree with serial references.
 
 #include <ember/ember.h>
+#include "test_util.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -12,15 +13,11 @@
 #include <set>
 
 using namespace ember;
+using namespace ember::testing;
 using Catch::Contains;
 
 namespace {
 
-std::vector<double> values(const Tensor& t) {
-  Tensor c = t.to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return std::vector<double>(p, p + c.numel());
-}
 std::vector<int64_t> ints(const Tensor& t) {
   Tensor c = t.to(kInt64).contiguous();
   const int64_t* p = c.data_ptr<int64_t>();

@@ -3,6 +3,7 @@
 // documented stream formula are checked by the op table (tests/op_table/random_ops.cpp).
 
 #include <ember/ember.h>
+#include "test_util.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -14,15 +15,10 @@
 #include "kernels/math/philox.h"
 
 using namespace ember;
+using namespace ember::testing;
 using Catch::Contains;
 
 namespace {
-
-std::vector<double> values(const Tensor& t) {
-  Tensor c = t.to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return std::vector<double>(p, p + c.numel());
-}
 
 bool same_values(const Tensor& a, const Tensor& b) {
   return a.sizes() == b.sizes() && a.dtype() == b.dtype() && values(a) == values(b);

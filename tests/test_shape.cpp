@@ -3,20 +3,17 @@
 // element-wise references.
 
 #include <ember/ember.h>
+#include "test_util.h"
 
 #include <catch2/catch.hpp>
 #include <memory>
 
 using namespace ember;
+using namespace ember::testing;
 using Catch::Contains;
 
 namespace {
 
-std::vector<double> values(const Tensor& t) {
-  Tensor c = t.to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return std::vector<double>(p, p + c.numel());
-}
 Tensor range_tensor(const Shape& shape, DType dt = kFloat32) {
   return arange(shape_numel(shape), dt).view(shape);
 }
