@@ -60,6 +60,7 @@ struct MemoryStats {
   int64_t peak_allocated_bytes = 0;  // the most allocated_bytes has been since the last reset
   int64_t num_allocations = 0;       // live blocks now
   int64_t total_allocations = 0;     // allocations made since the start of the process
+  int64_t cached_bytes = 0;          // freed large blocks kept for reuse (CPU: Note [Large-block cache])
 };
 
 class Allocator {
@@ -68,15 +69,21 @@ class Allocator {
   virtual DataPtr allocate(size_t nbytes) = 0;
   virtual MemoryStats stats() const = 0;
   virtual void reset_peak_stats() = 0;
+  // Returns cached, unused blocks to the system.
+  virtual void empty_cache() {}
 };
 
-// The CPU allocator: 64-byte aligned blocks (a cache line; enough for AVX-512 loads).
+// The CPU allocator: 64-byte aligned blocks (a cache line; enough for AVX-512 loads). Small
+// blocks are reused through per-thread free lists, large ones through a bounded cache (Notes
+// [Small-block cache] and [Large-block cache] in core/allocator.cpp). There is one instance,
+// reached through get_allocator(DeviceType::CPU).
 class CPUAllocator final : public Allocator {
  public:
   static constexpr size_t kAlignment = 64;
   DataPtr allocate(size_t nbytes) override;
   MemoryStats stats() const override;
   void reset_peak_stats() override;
+  void empty_cache() override;
 
  private:
   static void free_block(void* ctx, void* data);
@@ -90,5 +97,7 @@ void set_allocator(DeviceType t, Allocator* allocator);
 
 MemoryStats memory_stats(Device device = kCPU);
 void reset_peak_memory_stats(Device device = kCPU);
+// Frees the blocks the device's allocator keeps for reuse.
+void empty_cache(Device device = kCPU);
 
 }  // namespace ember

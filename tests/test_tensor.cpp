@@ -153,6 +153,28 @@ TEST_CASE("the CPU allocator keeps statistics", "[core][allocator]") {
   CHECK(memory_stats().peak_allocated_bytes == after.allocated_bytes);
 }
 
+TEST_CASE("the CPU allocator reuses freed blocks", "[core][allocator]") {
+  empty_cache();
+  CHECK(memory_stats().cached_bytes == 0);
+  void* first;
+  {
+    Tensor big = empty({1 << 20}, kFloat32);  // 4 MiB: a large block
+    first = big.data_ptr();
+  }
+  CHECK(memory_stats().cached_bytes >= 4 << 20);
+  {
+    Tensor again = empty({1 << 20}, kFloat32);
+    CHECK(again.data_ptr() == first);  // the cached block, no fresh pages to fault in
+    CHECK(memory_stats().cached_bytes == 0);
+  }
+  empty_cache();
+  CHECK(memory_stats().cached_bytes == 0);
+  // Small blocks come back from the per-thread free lists.
+  void* small;
+  { small = empty({10}).data_ptr(); }
+  CHECK(empty({12}).data_ptr() == small);  // same 64-byte size class
+}
+
 TEST_CASE("from_blob borrows memory and calls the deleter once", "[core][factory]") {
   std::vector<float> data = {1, 2, 3, 4};
   int deleted = 0;
