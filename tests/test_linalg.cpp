@@ -6,6 +6,8 @@
 
 #include <ember/ember.h>
 
+#include "test_util.h"
+
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -17,15 +19,10 @@
 #include "kernels/cpu/gemm.h"
 
 using namespace ember;
+using namespace ember::testing;
 using Catch::Contains;
 
 namespace {
-
-std::vector<double> values(const Tensor& t) {
-  Tensor c = t.to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return std::vector<double>(p, p + c.numel());
-}
 
 Tensor random_matrix(const Shape& shape, DType dt, uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -5,6 +5,8 @@
 
 #include <ember/ember.h>
 
+#include "test_util.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -12,18 +14,10 @@
 #include <vector>
 
 using namespace ember;
+using namespace ember::testing;
 using Catch::Contains;
 
 namespace {
-
-std::vector<double> values(const Tensor& t) {
-  Tensor c = t.to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return std::vector<double>(p, p + c.numel());
-}
-
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-const double kInf = std::numeric_limits<double>::infinity();
 
 // Restores the pool size when a test changes it.
 struct ThreadsGuard {
