@@ -84,7 +84,7 @@ using opmath_t = typename opmath<T>::type;
     switch (_dt) {                                                                             \
       __VA_ARGS__                                                                              \
       default:                                                                                 \
-        EMBER_ERROR(NAME, ": not implemented for dtype ", ::ember::dtype_name(_dt));           \
+        EMBER_ERROR(NAME, ": unsupported dtype ", ::ember::dtype_name(_dt));           \
     }                                                                                          \
   }()
 

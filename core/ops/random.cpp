@@ -176,7 +176,7 @@ Tensor randint(int64_t high, const Shape& sizes, const TensorOptions& options, G
 Tensor randperm(int64_t n, const TensorOptions& options, Generator* gen) {
   DType dt = options.dtype_ ? *options.dtype_ : kInt64;
   EMBER_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
-  EMBER_CHECK(dt != kBool, "randperm: not implemented for dtype bool");
+  EMBER_CHECK(dt != kBool, "randperm: unsupported dtype bool");
   EMBER_CHECK(n == 0 || static_cast<double>(n - 1) <= exact_integer_range(dt).second,
               "randperm: n=", n, " is too large for dtype ", dtype_name(dt));
   Tensor t = empty({n}, options.dtype(dt));

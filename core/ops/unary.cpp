@@ -81,7 +81,7 @@ Tensor bool_out(Tensor out, const Tensor& a, const char* op, const DispatchStub<
 
 // floor, ceil, round, trunc: the identity on integers (PyTorch returns a copy); bool is an error.
 Tensor rounding_out(Tensor out, const Tensor& a, const char* op, const DispatchStub<unary_fn>& stub) {
-  EMBER_CHECK(a.dtype() != kBool, op, ": not implemented for dtype bool");
+  EMBER_CHECK(a.dtype() != kBool, op, ": unsupported dtype bool");
   if (is_integral(a.dtype())) {
     if (!out.defined()) return a.clone();
     if (!out.is_same(a)) out.copy_(a);
@@ -94,7 +94,7 @@ TensorIter clamp_iter(Tensor& out, const Tensor& a, const std::optional<Scalar>&
                       const std::optional<Scalar>& max, const char* op) {
   EMBER_CHECK(min.has_value() || max.has_value(), op,
               ": at least one of 'min' or 'max' must not be None");
-  EMBER_CHECK(a.dtype() != kBool, op, ": not implemented for dtype bool");
+  EMBER_CHECK(a.dtype() != kBool, op, ": unsupported dtype bool");
   return TensorIter::unary_op(out, a, op);
 }
 
