@@ -21,18 +21,9 @@
 #include <type_traits>
 
 #include "core/dtype.h"
+#include "kernels/math/common.h"
 
 namespace ember::kernels::math {
-
-template <class T>
-EMBER_HOST_DEVICE constexpr bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return x != x;
-  } else {
-    (void)x;
-    return false;
-  }
-}
 
 // The smallest / largest value of A, infinities for floating types.
 template <class A>

@@ -19,19 +19,9 @@
 #include <type_traits>
 
 #include "core/dtype.h"
+#include "kernels/math/common.h"
 
 namespace ember::kernels::math {
-
-// x != x for floating types; false for integers and bool (folds away).
-template <class T>
-EMBER_HOST_DEVICE constexpr bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return x != x;
-  } else {
-    (void)x;
-    return false;
-  }
-}
 
 // -x with two's-complement wrap-around for integers (no signed-overflow UB on INT_MIN).
 template <class T>
