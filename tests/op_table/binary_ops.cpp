@@ -10,9 +10,7 @@
 namespace ember::testing {
 namespace {
 
-using Refs = std::vector<RefTensor>;
 
-std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
 DType same(DType dt) { return dt; }
 DType float_result(DType dt) { return is_floating(dt) ? dt : kFloat32; }
 DType to_bool(DType) { return kBool; }

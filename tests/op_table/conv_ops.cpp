@@ -12,11 +12,9 @@
 namespace ember::testing {
 namespace {
 
-using Refs = std::vector<RefTensor>;
 
 Tensor params(std::vector<double> p) { return tensor<double>(p); }
 int64_t param(const RefTensor& p, size_t i) { return static_cast<int64_t>(p.data[i]); }
-std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
 
 // Views an (N, C, H, W) or unbatched (C, H, W) reference as batched dims.
 struct Image {

@@ -13,23 +13,10 @@
 namespace ember::testing {
 namespace {
 
-using Refs = std::vector<RefTensor>;
-std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
-
-Tensor param(int64_t v) { return scalar_tensor(v, kInt64); }
-Tensor params(const Shape& v) { return tensor(v, {static_cast<int64_t>(v.size())}, kInt64); }
-int64_t ival(const Tensor& t) { return t.item<int64_t>(); }
-int64_t ival(const RefTensor& r) { return static_cast<int64_t>(r.data.at(0)); }
-Shape ivals(const RefTensor& r) {
-  Shape out;
-  for (double v : r.data) out.push_back(static_cast<int64_t>(v));
-  return out;
-}
 // Random int64 indices in [lo, hi].
 Tensor idx(const Shape& shape, int64_t lo, int64_t hi, uint64_t seed) {
   return random_tensor(shape, kInt64, static_cast<double>(lo), static_cast<double>(hi), seed);
 }
-int64_t wrap(int64_t d, int64_t n) { return d < 0 ? d + n : d; }
 
 // Results of in-place ops that may be `bool`: compare as `!= 0`.
 RefTensor as_bool(RefTensor r) {

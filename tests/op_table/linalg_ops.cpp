@@ -9,7 +9,6 @@
 namespace ember::testing {
 namespace {
 
-using Refs = std::vector<RefTensor>;
 
 // Element [batch..., r, c] of a matrix batch t (t's batch dims broadcast against batch_idx,
 // right-aligned; size-1 dims repeat).

@@ -93,6 +93,24 @@ std::vector<Sample> unary_samples(DType dt, double lo = -2.0, double hi = 2.0);
 std::vector<Sample> binary_samples(DType dt, double lo = -2.0, double hi = 2.0,
                                    double lo_b = -2.0, double hi_b = 2.0);
 
+// ---- helpers for entries ------------------------------------------------------------------
+using Refs = std::vector<RefTensor>;
+inline std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
+// Integer op parameters travel in a sample as int64 tensors: a scalar, or a list.
+inline Tensor param(int64_t v) { return scalar_tensor(v, kInt64); }
+inline Tensor params(const Shape& v) {
+  return tensor(v, {static_cast<int64_t>(v.size())}, kInt64);
+}
+inline int64_t ival(const Tensor& t) { return t.item<int64_t>(); }
+inline int64_t ival(const RefTensor& r) { return static_cast<int64_t>(r.data.at(0)); }
+inline Shape ivals(const RefTensor& r) {
+  Shape out;
+  for (double v : r.data) out.push_back(static_cast<int64_t>(v));
+  return out;
+}
+// A possibly negative dim or index wrapped into [0, n).
+inline int64_t wrap(int64_t d, int64_t n) { return d < 0 ? d + n : d; }
+
 // Dtype sets.
 std::vector<DType> all_dtypes();       // every dtype
 std::vector<DType> numeric_dtypes();   // every dtype but bool

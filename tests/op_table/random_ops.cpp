@@ -20,7 +20,6 @@
 namespace ember::testing {
 namespace {
 
-using Refs = std::vector<RefTensor>;
 namespace math = kernels::math;
 
 constexpr double kTwoPi = 6.283185307179586476925286766559;

@@ -15,7 +15,6 @@
 namespace ember::testing {
 namespace {
 
-using Refs = std::vector<RefTensor>;
 
 struct Case {
   Shape dims;

@@ -11,25 +11,12 @@
 namespace ember::testing {
 namespace {
 
-using Refs = std::vector<RefTensor>;
-std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
-
-Tensor param(int64_t v) { return scalar_tensor(v, kInt64); }
-Tensor params(const Shape& v) { return tensor(v, {static_cast<int64_t>(v.size())}, kInt64); }
-int64_t ival(const Tensor& t) { return t.item<int64_t>(); }
-int64_t ival(const RefTensor& r) { return static_cast<int64_t>(r.data.at(0)); }
 Shape ivals(const Tensor& t) {
   Shape out;
   const Tensor c = t.contiguous();
   for (int64_t i = 0; i < c.numel(); ++i) out.push_back(c[i].item<int64_t>());
   return out;
 }
-Shape ivals(const RefTensor& r) {
-  Shape out;
-  for (double v : r.data) out.push_back(static_cast<int64_t>(v));
-  return out;
-}
-int64_t wrap(int64_t d, int64_t n) { return d < 0 ? d + n : d; }
 
 // out[idx] = in[map(idx)] for every index of `shape`.
 RefTensor map_ref(const RefTensor& in, const Shape& shape,

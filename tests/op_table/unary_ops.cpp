@@ -13,7 +13,6 @@
 namespace ember::testing {
 namespace {
 
-using Refs = std::vector<RefTensor>;
 
 DType float_result(DType dt) { return is_floating(dt) ? dt : kFloat32; }
 DType same(DType dt) { return dt; }

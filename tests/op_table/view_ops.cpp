@@ -8,8 +8,6 @@
 namespace ember::testing {
 namespace {
 
-using Refs = std::vector<RefTensor>;
-std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
 
 // out[idx] = in[map(idx)] for every index of `shape`.
 RefTensor gather_ref(const RefTensor& in, const Shape& shape,
