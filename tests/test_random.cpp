@@ -200,7 +200,7 @@ TEST_CASE("normal samples have the requested mean and std", "[random]") {
   CHECK(values(empty({5}, kFloat32).normal_(2.5, 0.0, &g)) == std::vector<double>(5, 2.5));
 }
 
-TEST_CASE("uniform samples stay in [from, to) and are spread evenly", "[random]") {
+TEST_CASE("uniform samples stay within from..to (to excluded) and are spread evenly", "[random]") {
   Generator g(12);
   for (DType dt : {kFloat16, kBFloat16, kFloat32, kFloat64}) {
     INFO("dtype " << dt);
@@ -277,7 +277,7 @@ TEST_CASE("randperm is a permutation", "[random]") {
   CHECK(values(randperm(200, kFloat32, &g)).size() == 200);
 }
 
-TEST_CASE("randint stays in [low, high) and hits every value", "[random]") {
+TEST_CASE("randint stays within low..high (high excluded) and hits every value", "[random]") {
   Generator g(15);
   std::vector<double> v = values(randint(-3, 4, {100000}, {}, &g));
   std::set<double> seen(v.begin(), v.end());
