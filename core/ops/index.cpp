@@ -156,6 +156,21 @@ void check_scatter(const Tensor& self, int64_t dim, const Tensor& index, const T
 }
 
 // Runs scatter_stub, writing into self. Every scatter with a per-element index ends here.
+// Runs the scatter kernel: for every position of `shape`, the loop walks `loop.steps` source
+// elements of `src` and writes each into `self` at the position its `index` entry names along
+// `axis` (scatter, scatter_add/reduce, index_add and index_put_ all come down to this).
+void run_scatter(const Tensor& self, const Tensor& src, const Tensor& index, const Shape& shape,
+                 const IndexAxis& axis, const ScatterLoop& loop, ScatterReduce reduce,
+                 const Scalar& alpha, const char* op) {
+  TensorIter iter = TensorIterConfig(op)
+                        .add_output(self)
+                        .add_input(src)
+                        .add_input(index)
+                        .static_shape(shape)
+                        .build();
+  scatter_stub(iter.device().type, iter, axis, loop, reduce, alpha);
+}
+
 void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                   ScatterReduce reduce, const Scalar& alpha, const char* op) {
   check_scatter(self, dim, index, src, op);
@@ -172,13 +187,7 @@ void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Te
   const int64_t steps = idx.size(dim);
   const ScatterLoop loop{steps, byte_stride(sr, dim), byte_stride(idx, dim),
                          std::max<int64_t>(1, kGrainSize / steps)};
-  TensorIter iter = TensorIterConfig(op)
-                        .add_output(self_r)
-                        .add_input(src_r)
-                        .add_input(index_r)
-                        .static_shape(shape)
-                        .build();
-  scatter_stub(iter.device().type, iter, axis, loop, reduce, alpha);
+  run_scatter(self_r, src_r, index_r, shape, axis, loop, reduce, alpha, op);
 }
 
 // A Scalar as a src tensor of index's shape (stride 0 everywhere).
@@ -564,13 +573,7 @@ void index_add_impl(const Tensor& self, int64_t dim, const Tensor& index, const 
   const int64_t steps = idx1.numel();
   const ScatterLoop loop{steps, byte_stride(src, dim), byte_stride(idx1, 0),
                          std::max<int64_t>(1, kGrainSize / steps)};
-  TensorIter iter = TensorIterConfig(op)
-                        .add_output(self_r)
-                        .add_input(src_r)
-                        .add_input(index_r)
-                        .static_shape(shape)
-                        .build();
-  scatter_stub(iter.device().type, iter, axis, loop, ScatterReduce::Sum, alpha);
+  run_scatter(self_r, src_r, index_r, shape, axis, loop, ScatterReduce::Sum, alpha, op);
 }
 }  // namespace
 
@@ -612,17 +615,11 @@ const Tensor& index_put_(const Tensor& self, const std::vector<Tensor>& indices,
     if (ai.unchecked.defined()) check_index_values(ai.unchecked, ai.axis);
     return self;
   }
-  TensorIter iter = TensorIterConfig(op)
-                        .add_output(ai.src)
-                        .add_input(values)
-                        .add_input(ai.index)
-                        .static_shape(ai.shape)
-                        .build();
   // Accumulation runs serially (duplicate indices must not race); plain writes run in parallel
   // and one of the duplicates wins, as in PyTorch.
   const ScatterLoop loop{1, 0, 0, accumulate ? std::numeric_limits<int64_t>::max() : kGrainSize};
-  scatter_stub(iter.device().type, iter, ai.axis, loop,
-               accumulate ? ScatterReduce::Sum : ScatterReduce::Assign, 1);
+  run_scatter(ai.src, values, ai.index, ai.shape, ai.axis, loop,
+              accumulate ? ScatterReduce::Sum : ScatterReduce::Assign, 1, op);
   return self;
 }
 
