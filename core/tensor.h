@@ -8,8 +8,11 @@
 //
 // Ops are free functions in `ember` (declared in core/ops/*.h) with the PyTorch names; the
 // methods below forward to them so that `a.add(b)` and `ember::add(a, b)` are the same op.
+// The ops autograd differentiates (and every in-place op) are defined in autograd/ops/*.cpp on
+// top of the kernel-level `ember::native::` functions of core/ops; the rest are defined in core.
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -26,6 +29,9 @@
 namespace ember {
 
 class Generator;  // core/generator.h
+namespace autograd {
+class Node;  // autograd/node.h
+}
 
 using Shape = std::vector<int64_t>;
 
@@ -129,6 +135,42 @@ class Tensor {
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 
   std::string to_string() const;
+
+  // ---- autograd (autograd/variable.cpp; see autograd/autograd.h for the whole story) --------
+  // A leaf that requires grad accumulates its gradient into grad() on backward(). A tensor made
+  // by ops from such tensors requires grad too and remembers its grad_fn (a node of the graph).
+  bool requires_grad() const;
+  // Marks a leaf (a tensor with no grad_fn) as requiring grad. Floating dtypes only.
+  const Tensor& requires_grad_(bool requires_grad = true) const;
+  bool is_leaf() const;  // no grad_fn: made by the user, or made without grad
+  // The gradient accumulated so far (undefined before the first backward). On a non-leaf that
+  // did not call retain_grad() this is an error that says so.
+  Tensor grad() const;
+  // Replaces (or, with an undefined tensor, drops: "set to none") the accumulated gradient.
+  void set_grad(const Tensor& grad) const;
+  // The node that computes this tensor's gradient inputs (null for leaves).
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  uint32_t output_nr() const;  // which output of grad_fn this tensor is
+  void retain_grad() const;    // keep .grad on a non-leaf too
+  bool retains_grad() const;
+  Tensor detach() const;  // same data, no history, requires_grad false
+  const Tensor& detach_() const;
+  // Backpropagates from this tensor. `gradient` may be omitted for a one-element tensor.
+  // retain_graph defaults to create_graph. With `inputs`, only their gradients accumulate.
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false, const std::vector<Tensor>& inputs = {}) const;
+  // A hook sees this tensor's gradient when backward computes it and may return a replacement
+  // (or an undefined tensor to keep it). Returns a handle for remove_hook.
+  using GradHook = std::function<Tensor(const Tensor&)>;
+  int64_t register_hook(GradHook hook) const;
+  void remove_hook(int64_t handle) const;
+  // Leaves only: runs after the gradient has been accumulated into grad().
+  int64_t register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
+  // A display name for autograd::to_dot and error messages.
+  const Tensor& set_name(const std::string& name) const;
+  std::string name() const;
+  // Made under InferenceMode (can never join an autograd graph).
+  bool is_inference() const { return impl().storage->is_inference; }
 
   // ---- views (core/ops/view.h) -----------------------------------------------------------
   Tensor view(const Shape& shape) const;

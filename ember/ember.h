@@ -4,6 +4,7 @@
 //   #include <ember/ember.h>
 //   auto x = ember::randn({2, 3});
 //   auto y = (x * 2).exp().sum();
+//   x.requires_grad_(); ... y.backward();   // autograd: autograd/autograd.h
 
 #include "core/allocator.h"
 #include "core/device.h"
@@ -25,3 +26,4 @@
 #include "core/ops/softmax.h"
 #include "core/ops/unary.h"
 #include "core/ops/view.h"
+#include "autograd/autograd.h"

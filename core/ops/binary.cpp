@@ -222,92 +222,92 @@ const Tensor& in_place(const Tensor& self, F f) {
 
 // ---- arithmetic ------------------------------------------------------------------------------
 
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+Tensor native::add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   return add_out(Tensor(), a, b, alpha, "add");
 }
-Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+Tensor native::add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return add_out(Tensor(), a, wrapped_scalar_tensor(b, a), alpha, "add");
 }
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+Tensor native::sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   return sub_out(Tensor(), a, b, alpha, "sub");
 }
-Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+Tensor native::sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return sub_out(Tensor(), a, wrapped_scalar_tensor(b, a), alpha, "sub");
 }
-Tensor mul(const Tensor& a, const Tensor& b) { return binary_out(Tensor(), a, b, "mul", mul_stub); }
-Tensor mul(const Tensor& a, const Scalar& b) {
+Tensor native::mul(const Tensor& a, const Tensor& b) { return binary_out(Tensor(), a, b, "mul", mul_stub); }
+Tensor native::mul(const Tensor& a, const Scalar& b) {
   return binary_out(Tensor(), a, wrapped_scalar_tensor(b, a), "mul", mul_stub);
 }
-Tensor div(const Tensor& a, const Tensor& b, const std::string& mode) {
+Tensor native::div(const Tensor& a, const Tensor& b, const std::string& mode) {
   return div_out(Tensor(), a, b, mode, "div");
 }
-Tensor div(const Tensor& a, const Scalar& b, const std::string& mode) {
+Tensor native::div(const Tensor& a, const Scalar& b, const std::string& mode) {
   return div_out(Tensor(), a, wrapped_scalar_tensor(b, a), mode, "div");
 }
-Tensor remainder(const Tensor& a, const Tensor& b) {
+Tensor native::remainder(const Tensor& a, const Tensor& b) {
   return binary_out(Tensor(), a, b, "remainder", remainder_stub);
 }
-Tensor remainder(const Tensor& a, const Scalar& b) {
+Tensor native::remainder(const Tensor& a, const Scalar& b) {
   return binary_out(Tensor(), a, wrapped_scalar_tensor(b, a), "remainder", remainder_stub);
 }
-Tensor pow(const Tensor& a, const Tensor& exponent) {
+Tensor native::pow(const Tensor& a, const Tensor& exponent) {
   return binary_out(Tensor(), a, exponent, "pow", pow_stub);
 }
-Tensor pow(const Scalar& base, const Tensor& exponent) {
+Tensor native::pow(const Scalar& base, const Tensor& exponent) {
   return binary_out(Tensor(), wrapped_scalar_tensor(base, exponent), exponent, "pow", pow_stub);
 }
-Tensor maximum(const Tensor& a, const Tensor& b) {
+Tensor native::maximum(const Tensor& a, const Tensor& b) {
   return binary_out(Tensor(), a, b, "maximum", maximum_stub);
 }
-Tensor minimum(const Tensor& a, const Tensor& b) {
+Tensor native::minimum(const Tensor& a, const Tensor& b) {
   return binary_out(Tensor(), a, b, "minimum", minimum_stub);
 }
-Tensor atan2(const Tensor& a, const Tensor& b) {
+Tensor native::atan2(const Tensor& a, const Tensor& b) {
   return binary_float_out(Tensor(), a, b, "atan2", atan2_stub);
 }
 
-const Tensor& add_(const Tensor& self, const Tensor& b, const Scalar& alpha) {
+const Tensor& native::add_(const Tensor& self, const Tensor& b, const Scalar& alpha) {
   return in_place(self, [&] { add_out(self, self, b, alpha, "add_"); });
 }
-const Tensor& add_(const Tensor& self, const Scalar& b, const Scalar& alpha) {
+const Tensor& native::add_(const Tensor& self, const Scalar& b, const Scalar& alpha) {
   return in_place(self, [&] { add_out(self, self, wrapped_scalar_tensor(b, self), alpha, "add_"); });
 }
-const Tensor& sub_(const Tensor& self, const Tensor& b, const Scalar& alpha) {
+const Tensor& native::sub_(const Tensor& self, const Tensor& b, const Scalar& alpha) {
   return in_place(self, [&] { sub_out(self, self, b, alpha, "sub_"); });
 }
-const Tensor& sub_(const Tensor& self, const Scalar& b, const Scalar& alpha) {
+const Tensor& native::sub_(const Tensor& self, const Scalar& b, const Scalar& alpha) {
   return in_place(self, [&] { sub_out(self, self, wrapped_scalar_tensor(b, self), alpha, "sub_"); });
 }
-const Tensor& mul_(const Tensor& self, const Tensor& b) {
+const Tensor& native::mul_(const Tensor& self, const Tensor& b) {
   return in_place(self, [&] { binary_out(self, self, b, "mul_", mul_stub); });
 }
-const Tensor& mul_(const Tensor& self, const Scalar& b) {
+const Tensor& native::mul_(const Tensor& self, const Scalar& b) {
   return in_place(self, [&] { binary_out(self, self, wrapped_scalar_tensor(b, self), "mul_", mul_stub); });
 }
-const Tensor& div_(const Tensor& self, const Tensor& b, const std::string& mode) {
+const Tensor& native::div_(const Tensor& self, const Tensor& b, const std::string& mode) {
   return in_place(self, [&] { div_out(self, self, b, mode, "div_"); });
 }
-const Tensor& div_(const Tensor& self, const Scalar& b, const std::string& mode) {
+const Tensor& native::div_(const Tensor& self, const Scalar& b, const std::string& mode) {
   return in_place(self, [&] { div_out(self, self, wrapped_scalar_tensor(b, self), mode, "div_"); });
 }
-const Tensor& remainder_(const Tensor& self, const Tensor& b) {
+const Tensor& native::remainder_(const Tensor& self, const Tensor& b) {
   return in_place(self, [&] { binary_out(self, self, b, "remainder_", remainder_stub); });
 }
-const Tensor& remainder_(const Tensor& self, const Scalar& b) {
+const Tensor& native::remainder_(const Tensor& self, const Scalar& b) {
   return in_place(self, [&] {
     binary_out(self, self, wrapped_scalar_tensor(b, self), "remainder_", remainder_stub);
   });
 }
-const Tensor& pow_(const Tensor& self, const Tensor& exponent) {
+const Tensor& native::pow_(const Tensor& self, const Tensor& exponent) {
   return in_place(self, [&] { binary_out(self, self, exponent, "pow_", pow_stub); });
 }
-const Tensor& maximum_(const Tensor& self, const Tensor& b) {
+const Tensor& native::maximum_(const Tensor& self, const Tensor& b) {
   return in_place(self, [&] { binary_out(self, self, b, "maximum_", maximum_stub); });
 }
-const Tensor& minimum_(const Tensor& self, const Tensor& b) {
+const Tensor& native::minimum_(const Tensor& self, const Tensor& b) {
   return in_place(self, [&] { binary_out(self, self, b, "minimum_", minimum_stub); });
 }
-const Tensor& atan2_(const Tensor& self, const Tensor& b) {
+const Tensor& native::atan2_(const Tensor& self, const Tensor& b) {
   return in_place(self, [&] { binary_float_out(self, self, b, "atan2_", atan2_stub); });
 }
 
@@ -362,50 +362,50 @@ EMBER_BITWISE(bitwise_xor)
 
 // ---- selection and blends --------------------------------------------------------------------
 
-Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+Tensor native::where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   return where_out(condition, a, b);
 }
-Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b) {
+Tensor native::where(const Tensor& condition, const Tensor& a, const Scalar& b) {
   return where_out(condition, a, wrapped_scalar_tensor(b, a));
 }
-Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b) {
+Tensor native::where(const Tensor& condition, const Scalar& a, const Tensor& b) {
   return where_out(condition, wrapped_scalar_tensor(a, b), b);
 }
-Tensor where(const Tensor& condition, const Scalar& a, const Scalar& b) {
+Tensor native::where(const Tensor& condition, const Scalar& a, const Scalar& b) {
   Tensor wa = scalar_tensor(a), wb = scalar_tensor(b);
   wa.impl().is_wrapped_number = wb.impl().is_wrapped_number = true;
   return where_out(condition, wa, wb);
 }
 
-Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
+Tensor native::lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
   return lerp_out(Tensor(), start, end, weight, "lerp");
 }
-Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
+Tensor native::lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
   return lerp_out(Tensor(), start, end, weight, "lerp");
 }
-const Tensor& lerp_(const Tensor& self, const Tensor& end, const Scalar& weight) {
+const Tensor& native::lerp_(const Tensor& self, const Tensor& end, const Scalar& weight) {
   return in_place(self, [&] { lerp_out(self, self, end, weight, "lerp_"); });
 }
-const Tensor& lerp_(const Tensor& self, const Tensor& end, const Tensor& weight) {
+const Tensor& native::lerp_(const Tensor& self, const Tensor& end, const Tensor& weight) {
   return in_place(self, [&] { lerp_out(self, self, end, weight, "lerp_"); });
 }
 
-Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+Tensor native::addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   return addc_out(Tensor(), self, t1, t2, value, /*is_div=*/false, "addcmul");
 }
-Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+Tensor native::addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   return addc_out(Tensor(), self, t1, t2, value, /*is_div=*/true, "addcdiv");
 }
-const Tensor& addcmul_(const Tensor& self, const Tensor& t1, const Tensor& t2,
+const Tensor& native::addcmul_(const Tensor& self, const Tensor& t1, const Tensor& t2,
                        const Scalar& value) {
   return in_place(self, [&] { addc_out(self, self, t1, t2, value, false, "addcmul_"); });
 }
-const Tensor& addcdiv_(const Tensor& self, const Tensor& t1, const Tensor& t2,
+const Tensor& native::addcdiv_(const Tensor& self, const Tensor& t1, const Tensor& t2,
                        const Scalar& value) {
   return in_place(self, [&] { addc_out(self, self, t1, t2, value, true, "addcdiv_"); });
 }
 
-Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+Tensor native::masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
   check_mask(mask, "masked_fill");
   // The output takes the broadcast shape of self and mask, in self's dtype.
   TensorIter iter =
@@ -413,7 +413,7 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) 
   masked_fill_stub(iter.device().type, iter, value);
   return iter.output();
 }
-const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value) {
+const Tensor& native::masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value) {
   check_mask(mask, "masked_fill_");
   return in_place(self, [&] {
     TensorIter iter = TensorIterConfig("masked_fill_")

@@ -114,7 +114,7 @@ Window2d pool_window(const char* op, const Tensor& input, const Tensor& x, const
 }  // namespace
 
 // ---- im2col / col2im ---------------------------------------------------------------------------
-Tensor im2col(const Tensor& input, const Shape& kernel_size, const Shape& dilation,
+Tensor native::im2col(const Tensor& input, const Shape& kernel_size, const Shape& dilation,
               const Shape& padding, const Shape& stride) {
   const char* op = "im2col";
   check_image(input, op);
@@ -134,7 +134,7 @@ Tensor im2col(const Tensor& input, const Shape& kernel_size, const Shape& dilati
   return unbatch_like(out, input, 4);
 }
 
-Tensor col2im(const Tensor& input, const Shape& output_size, const Shape& kernel_size,
+Tensor native::col2im(const Tensor& input, const Shape& output_size, const Shape& kernel_size,
               const Shape& dilation, const Shape& padding, const Shape& stride) {
   const char* op = "col2im";
   EMBER_CHECK(input.defined(), op, ": undefined input");
@@ -172,7 +172,7 @@ Tensor col2im(const Tensor& input, const Shape& output_size, const Shape& kernel
 
 // ---- conv2d
 // --------------------------------------------------------------------------------------
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+Tensor native::conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
               const Shape& padding, const Shape& dilation, int64_t groups) {
   const char* op = "conv2d";
   check_image(input, op);
@@ -218,7 +218,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
   if (input.dtype() == kFloat16 || input.dtype() == kBFloat16) {
     // 16-bit floats: compute in float32, round once at the end.
     Tensor b = bias.defined() ? bias.to(kFloat32) : bias;
-    return conv2d(input.to(kFloat32), weight.to(kFloat32), b, stride, padding, dilation, groups)
+    return native::conv2d(input.to(kFloat32), weight.to(kFloat32), b, stride, padding, dilation, groups)
         .to(input.dtype());
   }
   Tensor out = empty({x.size(0), out_channels, win.out_h, win.out_w}, x.options());
@@ -230,7 +230,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
 }
 
 // ---- pooling -----------------------------------------------------------------------------------
-std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const Shape& kernel_size,
+std::tuple<Tensor, Tensor> native::max_pool2d_with_indices(const Tensor& input, const Shape& kernel_size,
                                                    const Shape& stride, const Shape& padding,
                                                    const Shape& dilation, bool ceil_mode) {
   const char* op = "max_pool2d";
@@ -243,13 +243,13 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const Sh
   return {unbatch_like(out, input, 4), unbatch_like(indices, input, 4)};
 }
 
-Tensor max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride,
+Tensor native::max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride,
                   const Shape& padding, const Shape& dilation, bool ceil_mode) {
   return std::get<0>(
-      max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode));
+      native::max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode));
 }
 
-Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride,
+Tensor native::avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride,
                   const Shape& padding, bool ceil_mode, bool count_include_pad,
                   std::optional<int64_t> divisor_override) {
   const char* op = "avg_pool2d";

@@ -92,4 +92,27 @@ EMBER_DECLARE_DISPATCH(conv2d_fn, conv2d_stub);
 EMBER_DECLARE_DISPATCH(max_pool2d_fn, max_pool2d_stub);
 EMBER_DECLARE_DISPATCH(avg_pool2d_fn, avg_pool2d_stub);
 
+// ---- kernel-level entry points (no autograd) ---------------------------------------------
+// The ops above that autograd differentiates (or that write in place) are defined in
+// autograd/ops/conv.cpp: forward = the native:: function here, plus the backward formula.
+namespace native {
+Tensor im2col(const Tensor& input, const Shape& kernel_size, const Shape& dilation = {1},
+              const Shape& padding = {0}, const Shape& stride = {1});
+Tensor col2im(const Tensor& input, const Shape& output_size, const Shape& kernel_size,
+              const Shape& dilation = {1}, const Shape& padding = {0}, const Shape& stride = {1});
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+              const Shape& stride = {1}, const Shape& padding = {0}, const Shape& dilation = {1},
+              int64_t groups = 1);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const Shape& kernel_size,
+                                                   const Shape& stride = {},
+                                                   const Shape& padding = {0},
+                                                   const Shape& dilation = {1},
+                                                   bool ceil_mode = false);
+Tensor max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride = {},
+                  const Shape& padding = {0}, const Shape& dilation = {1}, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride = {},
+                  const Shape& padding = {0}, bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+}  // namespace native
+
 }  // namespace ember

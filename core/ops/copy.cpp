@@ -17,7 +17,7 @@ static_assert(sizeof(kCopyOps) / sizeof(kCopyOps[0]) == 6);
 const OpFamilyRegistrar registrar("copy", kCopyOps);
 }  // namespace
 
-const Tensor& copy_(const Tensor& dst, const Tensor& src) {
+const Tensor& native::copy_(const Tensor& dst, const Tensor& src) {
   EMBER_CHECK(dst.defined() && src.defined(), "copy_: undefined tensor");
   dst.bump_version();
   if (dst.numel() == 0) return dst;
@@ -34,7 +34,7 @@ const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   return dst;
 }
 
-const Tensor& fill_(const Tensor& t, const Scalar& value) {
+const Tensor& native::fill_(const Tensor& t, const Scalar& value) {
   EMBER_CHECK(t.defined(), "fill_: undefined tensor");
   t.bump_version();
   if (t.numel() == 0) return t;
@@ -44,24 +44,24 @@ const Tensor& fill_(const Tensor& t, const Scalar& value) {
   return t;
 }
 
-const Tensor& zero_(const Tensor& t) {
+const Tensor& native::zero_(const Tensor& t) {
   if (t.defined() && t.is_contiguous() && t.is_cpu()) {
     t.bump_version();
     if (t.numel() > 0) std::memset(t.data_ptr(), 0, t.nbytes());
     return t;
   }
-  return fill_(t, 0);
+  return native::fill_(t, 0);
 }
 
-Tensor clone(const Tensor& t) {
+Tensor native::clone(const Tensor& t) {
   Tensor out = empty(t.sizes(), t.options());
   out.copy_(t);
   return out;
 }
 
-Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : clone(t); }
+Tensor native::contiguous(const Tensor& t) { return t.is_contiguous() ? t : native::clone(t); }
 
-Tensor to(const Tensor& t, Device device, DType dtype) {
+Tensor native::to(const Tensor& t, Device device, DType dtype) {
   if (t.device() == device && t.dtype() == dtype) return t;
   Tensor out = empty(t.sizes(), TensorOptions(dtype).device(device));
   out.copy_(t);

@@ -395,7 +395,7 @@ TensorIter slice_iter(const Tensor& values, const Tensor& indices, const Tensor&
 
 // ---- dim-wise indexing ---------------------------------------------------------------------
 
-Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+Tensor native::index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   const char* op = "index_select";
   check_defined(self, op, "self");
   const Tensor idx = int64_index(index, op);
@@ -407,7 +407,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   return index_select_impl(self, dim, idx.reshape({-1}), op);
 }
 
-Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
+Tensor native::gather(const Tensor& self, int64_t dim, const Tensor& index) {
   const char* op = "gather";
   check_defined(self, op, "self");
   check_int64_index(index, op);
@@ -436,13 +436,13 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   return out;
 }
 
-const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+const Tensor& native::scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   check_defined(self, "scatter_", "self");
   self.bump_version();
   scatter_impl(self, dim, index, src, ScatterReduce::Assign, 1, "scatter_");
   return self;
 }
-const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+const Tensor& native::scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   check_defined(self, "scatter_", "self");
   check_int64_index(index, "scatter_");
   self.bump_version();
@@ -450,13 +450,13 @@ const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, con
                "scatter_");
   return self;
 }
-Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor native::scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   check_defined(self, "scatter", "self");
   Tensor out = self.clone();
   scatter_impl(out, dim, index, src, ScatterReduce::Assign, 1, "scatter");
   return out;
 }
-Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+Tensor native::scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   check_defined(self, "scatter", "self");
   check_int64_index(index, "scatter");
   Tensor out = self.clone();
@@ -465,14 +465,14 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scala
   return out;
 }
 
-const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index,
+const Tensor& native::scatter_add_(const Tensor& self, int64_t dim, const Tensor& index,
                            const Tensor& src) {
   check_defined(self, "scatter_add_", "self");
   self.bump_version();
   scatter_impl(self, dim, index, src, ScatterReduce::Sum, 1, "scatter_add_");
   return self;
 }
-Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor native::scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   check_defined(self, "scatter_add", "self");
   Tensor out = self.clone();
   scatter_impl(out, dim, index, src, ScatterReduce::Sum, 1, "scatter_add");
@@ -521,13 +521,13 @@ const Tensor& scatter_reduce_impl(const Tensor& self, int64_t dim, const Tensor&
 }
 }  // namespace
 
-const Tensor& scatter_reduce_(const Tensor& self, int64_t dim, const Tensor& index,
+const Tensor& native::scatter_reduce_(const Tensor& self, int64_t dim, const Tensor& index,
                               const Tensor& src, const std::string& reduce, bool include_self) {
   check_defined(self, "scatter_reduce_", "self");
   self.bump_version();
   return scatter_reduce_impl(self, dim, index, src, reduce, include_self, "scatter_reduce_");
 }
-Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+Tensor native::scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                       const std::string& reduce, bool include_self) {
   check_defined(self, "scatter_reduce", "self");
   Tensor out = self.clone();
@@ -577,14 +577,14 @@ void index_add_impl(const Tensor& self, int64_t dim, const Tensor& index, const 
 }
 }  // namespace
 
-const Tensor& index_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+const Tensor& native::index_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                          const Scalar& alpha) {
   check_defined(self, "index_add_", "self");
   self.bump_version();
   index_add_impl(self, dim, index, source, alpha, "index_add_");
   return self;
 }
-Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+Tensor native::index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                  const Scalar& alpha) {
   check_defined(self, "index_add", "self");
   Tensor out = self.clone();
@@ -594,11 +594,11 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
 
 // ---- advanced indexing ------------------------------------------------------------------------
 
-Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
+Tensor native::index(const Tensor& self, const std::vector<Tensor>& indices) {
   return index_impl(self, indices, "index");
 }
 
-const Tensor& index_put_(const Tensor& self, const std::vector<Tensor>& indices,
+const Tensor& native::index_put_(const Tensor& self, const std::vector<Tensor>& indices,
                          const Tensor& values, bool accumulate) {
   const char* op = "index_put_";
   check_defined(self, op, "self");
@@ -623,15 +623,15 @@ const Tensor& index_put_(const Tensor& self, const std::vector<Tensor>& indices,
   return self;
 }
 
-Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
+Tensor native::index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
                  bool accumulate) {
   check_defined(self, "index_put", "self");
   Tensor out = self.clone();
-  index_put_(out, indices, values, accumulate);
+  native::index_put_(out, indices, values, accumulate);
   return out;
 }
 
-Tensor masked_select(const Tensor& self, const Tensor& mask) {
+Tensor native::masked_select(const Tensor& self, const Tensor& mask) {
   const char* op = "masked_select";
   check_defined(self, op, "self");
   check_defined(mask, op, "mask");
@@ -645,7 +645,7 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
   return index_impl(s, {m}, op);
 }
 
-Tensor take(const Tensor& self, const Tensor& index) {
+Tensor native::take(const Tensor& self, const Tensor& index) {
   const char* op = "take";
   check_defined(self, op, "self");
   check_int64_index(index, op);
@@ -672,7 +672,7 @@ Tensor nonzero(const Tensor& self) {
   return out;
 }
 
-Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
+Tensor native::embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
   const char* op = "embedding";
   check_defined(weight, op, "weight");
   EMBER_CHECK(weight.dim() == 2, op, ": weight must be 2-D [num_embeddings, embedding_dim], got ",
@@ -690,7 +690,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
 
 // ---- ordering -------------------------------------------------------------------------------
 
-std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool stable) {
+std::tuple<Tensor, Tensor> native::sort(const Tensor& self, int64_t dim, bool descending, bool stable) {
   (void)stable;  // always stable
   const char* op = "sort";
   check_defined(self, op, "self");
@@ -716,7 +716,7 @@ Tensor argsort(const Tensor& self, int64_t dim, bool descending) {
   return std::get<1>(sort(self, dim, descending));
 }
 
-std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
+std::tuple<Tensor, Tensor> native::topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
                                 bool sorted) {
   const char* op = "topk";
   check_defined(self, op, "self");

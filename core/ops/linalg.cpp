@@ -64,14 +64,14 @@ Tensor mm_2d(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor native::matmul(const Tensor& a, const Tensor& b) {
   check_operands(a, b, "matmul");
   EMBER_CHECK(a.dim() >= 1 && b.dim() >= 1,
               "matmul: both arguments need at least 1 dimension, got shapes ", a.sizes(), " and ",
               b.sizes());
   if (a.dim() == 1 && b.dim() == 1) {
     check_inner(a, b, a.size(0), b.size(0), "matmul");
-    return dot(a, b);
+    return native::dot(a, b);
   }
   // A 1-D operand becomes a row (a) or a column (b) for the product; that dim is removed after.
   Tensor a2 = a.dim() == 1 ? a.unsqueeze(0) : a;
@@ -99,14 +99,14 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return out.view(result);
 }
 
-Tensor mm(const Tensor& a, const Tensor& b) {
+Tensor native::mm(const Tensor& a, const Tensor& b) {
   check_operands(a, b, "mm");
   check_dims(a, b, 2, 2, "mm");
   check_inner(a, b, a.size(1), b.size(0), "mm");
   return mm_2d(a, b);
 }
 
-Tensor bmm(const Tensor& a, const Tensor& b) {
+Tensor native::bmm(const Tensor& a, const Tensor& b) {
   check_operands(a, b, "bmm");
   check_dims(a, b, 3, 3, "bmm");
   EMBER_CHECK(a.size(0) == b.size(0), "bmm: batch sizes of shapes ", a.sizes(), " and ", b.sizes(),
@@ -117,7 +117,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scalar& beta,
+Tensor native::addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scalar& beta,
              const Scalar& alpha) {
   check_operands(m1, m2, "addmm");
   check_operands(input, m1, "addmm");
@@ -135,7 +135,7 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scal
   return out;
 }
 
-Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+Tensor native::linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   check_operands(input, weight, "linear");
   EMBER_CHECK(input.dim() >= 1 && weight.dim() == 2,
               "linear: expected input (*, in_features) "
@@ -162,7 +162,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   return out.view(out_shape);
 }
 
-Tensor dot(const Tensor& a, const Tensor& b) {
+Tensor native::dot(const Tensor& a, const Tensor& b) {
   check_operands(a, b, "dot");
   check_dims(a, b, 1, 1, "dot");
   check_inner(a, b, a.size(0), b.size(0), "dot");
@@ -171,7 +171,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   return out.view({});
 }
 
-Tensor outer(const Tensor& a, const Tensor& b) {
+Tensor native::outer(const Tensor& a, const Tensor& b) {
   check_operands(a, b, "outer");
   check_dims(a, b, 1, 1, "outer");
   Tensor out = empty({a.size(0), b.size(0)}, a.options());

@@ -41,4 +41,18 @@ using batched_gemm_fn = void (*)(const Tensor& out, const Tensor& a, const Tenso
                                  const Scalar& alpha, const Scalar& beta);
 EMBER_DECLARE_DISPATCH(batched_gemm_fn, batched_gemm_stub);
 
+// ---- kernel-level entry points (no autograd) ---------------------------------------------
+// The ops above that autograd differentiates (or that write in place) are defined in
+// autograd/ops/linalg.cpp: forward = the native:: function here, plus the backward formula.
+namespace native {
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scalar& beta = 1,
+             const Scalar& alpha = 1);
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {});
+Tensor dot(const Tensor& a, const Tensor& b);
+Tensor outer(const Tensor& a, const Tensor& b);
+}  // namespace native
+
 }  // namespace ember

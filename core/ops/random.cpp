@@ -203,15 +203,15 @@ Tensor randn_like(const Tensor& t, const TensorOptions& options, Generator* gen)
 }
 
 // ---- in place ----------------------------------------------------------------------------------
-const Tensor& uniform_(const Tensor& self, double from, double to, Generator* gen) {
+const Tensor& native::uniform_(const Tensor& self, double from, double to, Generator* gen) {
   return uniform_impl(self, from, to, gen, "uniform_");
 }
 
-const Tensor& normal_(const Tensor& self, double mean, double std, Generator* gen) {
+const Tensor& native::normal_(const Tensor& self, double mean, double std, Generator* gen) {
   return normal_impl(self, mean, std, gen, "normal_");
 }
 
-const Tensor& bernoulli_(const Tensor& self, double p, Generator* gen) {
+const Tensor& native::bernoulli_(const Tensor& self, double p, Generator* gen) {
   EMBER_CHECK(p >= 0.0 && p <= 1.0, "bernoulli_: expects 0 <= p <= 1, but got p=", p);
   return fill_random(self, 1, gen, "bernoulli_", [&](const Tensor& out, PhiloxState st) {
     bernoulli_scalar_stub(out.device().type, out, p, st);

@@ -64,4 +64,15 @@ EMBER_DECLARE_DISPATCH(bernoulli_tensor_fn, bernoulli_tensor_stub);
 EMBER_DECLARE_DISPATCH(randint_fn, randint_stub);
 EMBER_DECLARE_DISPATCH(randperm_fn, randperm_stub);
 
+// ---- kernel-level entry points (no autograd) ---------------------------------------------
+// The ops above that autograd differentiates (or that write in place) are defined in
+// autograd/ops/random.cpp: forward = the native:: function here, plus the backward formula.
+namespace native {
+const Tensor& uniform_(const Tensor& self, double from = 0.0, double to = 1.0,
+                       Generator* gen = nullptr);
+const Tensor& normal_(const Tensor& self, double mean = 0.0, double std = 1.0,
+                      Generator* gen = nullptr);
+const Tensor& bernoulli_(const Tensor& self, double p = 0.5, Generator* gen = nullptr);
+}  // namespace native
+
 }  // namespace ember

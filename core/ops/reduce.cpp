@@ -169,34 +169,34 @@ Tensor scan(const Tensor& self, int64_t dim, std::optional<DType> dtype, const c
 
 // ---- sums and means ------------------------------------------------------------------------
 
-Tensor sum(const Tensor& self, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
+Tensor native::sum(const Tensor& self, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
   Tensor in = dtype ? self.to(*dtype) : self;
   ReducePlan plan = make_plan("sum", in, dims, keepdim, sum_dtype(in.dtype()));
   sum_stub(in.device().type, plan);
   return plan.out;
 }
 
-Tensor mean(const Tensor& self, const Shape& dims, bool keepdim) {
+Tensor native::mean(const Tensor& self, const Shape& dims, bool keepdim) {
   check_floating(self, "mean");
   ReducePlan plan = make_plan("mean", self, dims, keepdim, self.dtype());
   mean_stub(self.device().type, plan);
   return plan.out;
 }
 
-Tensor prod(const Tensor& self, const Shape& dims, bool keepdim) {
+Tensor native::prod(const Tensor& self, const Shape& dims, bool keepdim) {
   ReducePlan plan = make_plan("prod", self, dims, keepdim, sum_dtype(self.dtype()));
   prod_stub(self.device().type, plan);
   return plan.out;
 }
 
-Tensor var(const Tensor& self, const Shape& dims, int64_t correction, bool keepdim) {
+Tensor native::var(const Tensor& self, const Shape& dims, int64_t correction, bool keepdim) {
   check_floating(self, "var");
   ReducePlan plan = make_plan("var", self, dims, keepdim, self.dtype());
   var_stub(self.device().type, plan, correction, false);
   return plan.out;
 }
 
-Tensor std(const Tensor& self, const Shape& dims, int64_t correction, bool keepdim) {
+Tensor native::std(const Tensor& self, const Shape& dims, int64_t correction, bool keepdim) {
   check_floating(self, "std");
   ReducePlan plan = make_plan("std", self, dims, keepdim, self.dtype());
   var_stub(self.device().type, plan, correction, true);
@@ -205,18 +205,18 @@ Tensor std(const Tensor& self, const Shape& dims, int64_t correction, bool keepd
 
 // ---- extrema -------------------------------------------------------------------------------
 
-Tensor amax(const Tensor& self, const Shape& dims, bool keepdim) {
+Tensor native::amax(const Tensor& self, const Shape& dims, bool keepdim) {
   return values_or_indices(self, dims, keepdim, true, false, "amax");
 }
-Tensor amin(const Tensor& self, const Shape& dims, bool keepdim) {
+Tensor native::amin(const Tensor& self, const Shape& dims, bool keepdim) {
   return values_or_indices(self, dims, keepdim, false, false, "amin");
 }
-Tensor max(const Tensor& self) { return values_or_indices(self, {}, false, true, false, "max"); }
-Tensor min(const Tensor& self) { return values_or_indices(self, {}, false, false, false, "min"); }
-std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim) {
+Tensor native::max(const Tensor& self) { return values_or_indices(self, {}, false, true, false, "max"); }
+Tensor native::min(const Tensor& self) { return values_or_indices(self, {}, false, false, false, "min"); }
+std::tuple<Tensor, Tensor> native::max(const Tensor& self, int64_t dim, bool keepdim) {
   return minmax_dim(self, dim, keepdim, true, "max");
 }
-std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim) {
+std::tuple<Tensor, Tensor> native::min(const Tensor& self, int64_t dim, bool keepdim) {
   return minmax_dim(self, dim, keepdim, false, "min");
 }
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
@@ -228,14 +228,14 @@ Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
 
 // ---- logsumexp, norms, logical -------------------------------------------------------------
 
-Tensor logsumexp(const Tensor& self, const Shape& dims, bool keepdim) {
+Tensor native::logsumexp(const Tensor& self, const Shape& dims, bool keepdim) {
   Tensor in = is_floating(self.dtype()) ? self : self.to(default_dtype());
   ReducePlan plan = make_plan("logsumexp", in, dims, keepdim, in.dtype());
   logsumexp_stub(in.device().type, plan);
   return plan.out;
 }
 
-Tensor norm(const Tensor& self, double p, const Shape& dims, bool keepdim) {
+Tensor native::norm(const Tensor& self, double p, const Shape& dims, bool keepdim) {
   check_floating(self, "norm");
   EMBER_CHECK(p > 0 && !std::isnan(p), "norm: p must be 1, 2, INFINITY or another p > 0, got ", p);
   // The infinity norm is a max: no identity for an empty reduction.
@@ -259,10 +259,10 @@ Tensor any(const Tensor& self, const Shape& dims, bool keepdim) {
 
 // ---- scans ---------------------------------------------------------------------------------
 
-Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+Tensor native::cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   return scan(self, dim, dtype, "cumsum", cumsum_stub);
 }
-Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+Tensor native::cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   return scan(self, dim, dtype, "cumprod", cumprod_stub);
 }
 

@@ -101,4 +101,28 @@ EMBER_DECLARE_DISPATCH(all_any_fn, all_any_stub);
 EMBER_DECLARE_DISPATCH(scan_fn, cumsum_stub);
 EMBER_DECLARE_DISPATCH(scan_fn, cumprod_stub);
 
+// ---- kernel-level entry points (no autograd) ---------------------------------------------
+// The ops above that autograd differentiates (or that write in place) are defined in
+// autograd/ops/reduce.cpp: forward = the native:: function here, plus the backward formula.
+namespace native {
+Tensor sum(const Tensor& self, const Shape& dims = {}, bool keepdim = false,
+           std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& self, const Shape& dims = {}, bool keepdim = false);
+Tensor prod(const Tensor& self, const Shape& dims = {}, bool keepdim = false);
+Tensor var(const Tensor& self, const Shape& dims = {}, int64_t correction = 1,
+           bool keepdim = false);
+Tensor std(const Tensor& self, const Shape& dims = {}, int64_t correction = 1,
+           bool keepdim = false);
+Tensor amax(const Tensor& self, const Shape& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& self, const Shape& dims = {}, bool keepdim = false);
+Tensor max(const Tensor& self);
+Tensor min(const Tensor& self);
+std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim = false);
+Tensor logsumexp(const Tensor& self, const Shape& dims, bool keepdim = false);
+Tensor norm(const Tensor& self, double p = 2, const Shape& dims = {}, bool keepdim = false);
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
+}  // namespace native
+
 }  // namespace ember

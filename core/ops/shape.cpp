@@ -25,7 +25,7 @@ bool is_legacy_empty(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
 
 // ---- cat / stack ------------------------------------------------------------------------------
 
-Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+Tensor native::cat(const std::vector<Tensor>& tensors, int64_t dim) {
   const char* op = "cat";
   EMBER_CHECK(!tensors.empty(), op, ": expected a non-empty list of tensors");
   for (size_t i = 0; i < tensors.size(); ++i)
@@ -94,7 +94,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   return out;
 }
 
-Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+Tensor native::stack(const std::vector<Tensor>& tensors, int64_t dim) {
   const char* op = "stack";
   EMBER_CHECK(!tensors.empty(), op, ": expected a non-empty list of tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -110,12 +110,12 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   std::vector<Tensor> parts;
   parts.reserve(tensors.size());
   for (const Tensor& t : tensors) parts.push_back(t.unsqueeze(dim));
-  return cat(parts, dim);
+  return native::cat(parts, dim);
 }
 
 // ---- split / chunk ---------------------------------------------------------------------------
 
-std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
+std::vector<Tensor> native::split(const Tensor& self, int64_t split_size, int64_t dim) {
   const char* op = "split";
   EMBER_CHECK(self.dim() > 0, op, ": expected a tensor with at least one dimension");
   dim = wrap_dim(dim, self.dim(), op);
@@ -133,7 +133,7 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   return out;
 }
 
-std::vector<Tensor> split(const Tensor& self, const Shape& split_sizes, int64_t dim) {
+std::vector<Tensor> native::split(const Tensor& self, const Shape& split_sizes, int64_t dim) {
   const char* op = "split";
   EMBER_CHECK(self.dim() > 0, op, ": expected a tensor with at least one dimension");
   dim = wrap_dim(dim, self.dim(), op);
@@ -154,7 +154,7 @@ std::vector<Tensor> split(const Tensor& self, const Shape& split_sizes, int64_t 
   return out;
 }
 
-std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
+std::vector<Tensor> native::chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   const char* op = "chunk";
   EMBER_CHECK(chunks > 0, op, ": number of chunks must be positive, got ", chunks);
   EMBER_CHECK(self.dim() > 0, op, ": expected a tensor with at least one dimension");
@@ -162,13 +162,13 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   const int64_t n = self.size(dim);
   const int64_t split_size = (n + chunks - 1) / chunks;
   // An empty dim still gives `chunks` (empty) pieces, as in PyTorch.
-  if (n == 0) return split(self, Shape(static_cast<size_t>(chunks), 0), dim);
-  return split(self, split_size, dim);
+  if (n == 0) return native::split(self, Shape(static_cast<size_t>(chunks), 0), dim);
+  return native::split(self, split_size, dim);
 }
 
 // ---- repeat / tile / flip / roll -------------------------------------------------------------
 
-Tensor repeat(const Tensor& self, const Shape& repeats) {
+Tensor native::repeat(const Tensor& self, const Shape& repeats) {
   const char* op = "repeat";
   const int64_t nd = static_cast<int64_t>(repeats.size());
   EMBER_CHECK(nd >= self.dim(), op, ": number of repeat dims (", nd,
@@ -197,13 +197,13 @@ Tensor repeat(const Tensor& self, const Shape& repeats) {
   return out;
 }
 
-Tensor tile(const Tensor& self, const Shape& reps) {
+Tensor native::tile(const Tensor& self, const Shape& reps) {
   for (int64_t r : reps)
     EMBER_CHECK(r >= 0, "tile: reps must be non-negative, got ", shape_str(reps));
   Shape r = reps;
   if (static_cast<int64_t>(r.size()) < self.dim())
     r.insert(r.begin(), static_cast<size_t>(self.dim() - static_cast<int64_t>(r.size())), 1);
-  return repeat(self, r);
+  return native::repeat(self, r);
 }
 
 // Note [flip through a reversed view]
@@ -211,7 +211,7 @@ Tensor tile(const Tensor& self, const Shape& reps) {
 // negated strides, as PyTorch's flip does: the copy kernel walks any strides, negative ones
 // included, and every element it reads lies inside self. The reversed view never leaves this
 // function (ember's public views all have non-negative strides).
-Tensor flip(const Tensor& self, const Shape& dims) {
+Tensor native::flip(const Tensor& self, const Shape& dims) {
   const char* op = "flip";
   std::vector<bool> flipped(static_cast<size_t>(std::max<int64_t>(self.dim(), 1)), false);
   for (int64_t d : dims) {
@@ -232,12 +232,12 @@ Tensor flip(const Tensor& self, const Shape& dims) {
   return out;
 }
 
-Tensor roll(const Tensor& self, const Shape& shifts, const Shape& dims) {
+Tensor native::roll(const Tensor& self, const Shape& shifts, const Shape& dims) {
   const char* op = "roll";
   if (dims.empty()) {
     EMBER_CHECK(shifts.size() == 1, op, ": with no dims, shifts must hold exactly one value, got ",
                 shape_str(shifts));
-    return roll(self.reshape({-1}), shifts, {0}).view(self.sizes());
+    return native::roll(self.reshape({-1}), shifts, {0}).view(self.sizes());
   }
   EMBER_CHECK(shifts.size() == dims.size(), op, ": shifts ", shape_str(shifts), " and dims ",
               shape_str(dims), " must have the same length");
@@ -290,7 +290,7 @@ Tensor pad_constant(const Tensor& self, const Shape& pad, const Scalar& value) {
 }
 }  // namespace
 
-Tensor pad(const Tensor& self, const Shape& pad, const std::string& mode, const Scalar& value) {
+Tensor native::pad(const Tensor& self, const Shape& pad, const std::string& mode, const Scalar& value) {
   const char* op = "pad";
   EMBER_CHECK(pad.size() % 2 == 0, op, ": padding length must be divisible by 2, got ", pad.size());
   const int64_t npairs = static_cast<int64_t>(pad.size()) / 2;
@@ -344,7 +344,7 @@ Tensor pad(const Tensor& self, const Shape& pad, const std::string& mode, const 
     shape[d - first] = static_cast<int64_t>(source.size());
     indices.push_back(tensor(source, shape, TensorOptions(kInt64).device(self.device())));
   }
-  return index(self, indices);
+  return native::index(self, indices);
 }
 
 // ---- tril / triu ------------------------------------------------------------------------------
@@ -365,8 +365,8 @@ Tensor trilu(const Tensor& self, int64_t diagonal, bool upper, const char* op) {
 }
 }  // namespace
 
-Tensor tril(const Tensor& self, int64_t diagonal) { return trilu(self, diagonal, false, "tril"); }
-Tensor triu(const Tensor& self, int64_t diagonal) { return trilu(self, diagonal, true, "triu"); }
+Tensor native::tril(const Tensor& self, int64_t diagonal) { return trilu(self, diagonal, false, "tril"); }
+Tensor native::triu(const Tensor& self, int64_t diagonal) { return trilu(self, diagonal, true, "triu"); }
 
 // ---- Tensor methods ---------------------------------------------------------------------------
 std::vector<Tensor> Tensor::split(int64_t split_size, int64_t d) const {

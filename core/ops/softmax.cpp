@@ -26,10 +26,10 @@ Tensor softmax_impl(const Tensor& self, int64_t dim, bool log, const char* op) {
 
 }  // namespace
 
-Tensor softmax(const Tensor& self, int64_t dim) {
+Tensor native::softmax(const Tensor& self, int64_t dim) {
   return softmax_impl(self, dim, false, "softmax");
 }
-Tensor log_softmax(const Tensor& self, int64_t dim) {
+Tensor native::log_softmax(const Tensor& self, int64_t dim) {
   return softmax_impl(self, dim, true, "log_softmax");
 }
 

@@ -27,4 +27,12 @@ using one_hot_fn = void (*)(const Tensor& out, const Tensor& indices, int64_t nu
 EMBER_DECLARE_DISPATCH(softmax_fn, softmax_stub);
 EMBER_DECLARE_DISPATCH(one_hot_fn, one_hot_stub);
 
+// ---- kernel-level entry points (no autograd) ---------------------------------------------
+// The ops above that autograd differentiates (or that write in place) are defined in
+// autograd/ops/softmax.cpp: forward = the native:: function here, plus the backward formula.
+namespace native {
+Tensor softmax(const Tensor& self, int64_t dim);
+Tensor log_softmax(const Tensor& self, int64_t dim);
+}  // namespace native
+
 }  // namespace ember

@@ -117,12 +117,12 @@ GeluApproximation parse_gelu_approximation(const std::string& approximate) {
 
 // ---- dtype-preserving ----------------------------------------------------------------------
 
-Tensor neg(const Tensor& t) {
+Tensor native::neg(const Tensor& t) {
   EMBER_CHECK(t.dtype() != kBool, "neg: negation, the `-` operator, on a bool tensor is not "
                                   "supported; use logical_not() instead");
   return same_dtype_out(Tensor(), t, "neg", neg_stub);
 }
-const Tensor& neg_(const Tensor& self) {
+const Tensor& native::neg_(const Tensor& self) {
   EMBER_CHECK(self.dtype() != kBool, "neg_: negation, the `-` operator, on a bool tensor is not "
                                      "supported; use logical_not_() instead");
   same_dtype_out(self, self, "neg_", neg_stub);
@@ -131,8 +131,8 @@ const Tensor& neg_(const Tensor& self) {
 }
 
 #define EMBER_SAME_DTYPE_UNARY(name)                                                   \
-  Tensor name(const Tensor& t) { return same_dtype_out(Tensor(), t, #name, name##_stub); } \
-  const Tensor& name##_(const Tensor& self) {                                          \
+  Tensor native::name(const Tensor& t) { return same_dtype_out(Tensor(), t, #name, name##_stub); } \
+  const Tensor& native::name##_(const Tensor& self) {                                          \
     same_dtype_out(self, self, #name "_", name##_stub);                                \
     self.bump_version();                                                               \
     return self;                                                                       \
@@ -143,8 +143,8 @@ EMBER_SAME_DTYPE_UNARY(relu)
 #undef EMBER_SAME_DTYPE_UNARY
 
 #define EMBER_ROUNDING_UNARY(name)                                                   \
-  Tensor name(const Tensor& t) { return rounding_out(Tensor(), t, #name, name##_stub); } \
-  const Tensor& name##_(const Tensor& self) {                                        \
+  Tensor native::name(const Tensor& t) { return rounding_out(Tensor(), t, #name, name##_stub); } \
+  const Tensor& native::name##_(const Tensor& self) {                                        \
     rounding_out(self, self, #name "_", name##_stub);                                \
     self.bump_version();                                                             \
     return self;                                                                     \
@@ -155,16 +155,16 @@ EMBER_ROUNDING_UNARY(round)
 EMBER_ROUNDING_UNARY(trunc)
 #undef EMBER_ROUNDING_UNARY
 
-Tensor clamp(const Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max) {
+Tensor native::clamp(const Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max) {
   Tensor out;
   TensorIter iter = clamp_iter(out, t, min, max, "clamp");
   clamp_stub(iter.device().type, iter, min, max);
   iter.cast_outputs();
   return out;
 }
-Tensor clamp_min(const Tensor& t, const Scalar& min) { return clamp(t, min, std::nullopt); }
-Tensor clamp_max(const Tensor& t, const Scalar& max) { return clamp(t, std::nullopt, max); }
-const Tensor& clamp_(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+Tensor native::clamp_min(const Tensor& t, const Scalar& min) { return native::clamp(t, min, std::nullopt); }
+Tensor native::clamp_max(const Tensor& t, const Scalar& max) { return native::clamp(t, std::nullopt, max); }
+const Tensor& native::clamp_(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
   Tensor out = self;
   TensorIter iter = clamp_iter(out, self, min, max, "clamp_");
   clamp_stub(iter.device().type, iter, min, max);
@@ -172,14 +172,14 @@ const Tensor& clamp_(const Tensor& self, std::optional<Scalar> min, std::optiona
   self.bump_version();
   return self;
 }
-const Tensor& clamp_min_(const Tensor& self, const Scalar& min) {
-  return clamp_(self, min, std::nullopt);
+const Tensor& native::clamp_min_(const Tensor& self, const Scalar& min) {
+  return native::clamp_(self, min, std::nullopt);
 }
-const Tensor& clamp_max_(const Tensor& self, const Scalar& max) {
-  return clamp_(self, std::nullopt, max);
+const Tensor& native::clamp_max_(const Tensor& self, const Scalar& max) {
+  return native::clamp_(self, std::nullopt, max);
 }
 
-Tensor nan_to_num(const Tensor& t, std::optional<double> nan, std::optional<double> posinf,
+Tensor native::nan_to_num(const Tensor& t, std::optional<double> nan, std::optional<double> posinf,
                   std::optional<double> neginf) {
   if (!is_floating(t.dtype())) return t.clone();
   Tensor out;
@@ -188,7 +188,7 @@ Tensor nan_to_num(const Tensor& t, std::optional<double> nan, std::optional<doub
   iter.cast_outputs();
   return out;
 }
-const Tensor& nan_to_num_(const Tensor& self, std::optional<double> nan,
+const Tensor& native::nan_to_num_(const Tensor& self, std::optional<double> nan,
                           std::optional<double> posinf, std::optional<double> neginf) {
   if (is_floating(self.dtype())) {
     Tensor out = self;
@@ -200,7 +200,7 @@ const Tensor& nan_to_num_(const Tensor& self, std::optional<double> nan,
   return self;
 }
 
-Tensor pow(const Tensor& t, const Scalar& exponent) {
+Tensor native::pow(const Tensor& t, const Scalar& exponent) {
   DType dt = pow_scalar_dtype(t, exponent, "pow");
   Tensor out;
   TensorIter iter = TensorIter::unary_op(out, t.to(dt), "pow");
@@ -208,7 +208,7 @@ Tensor pow(const Tensor& t, const Scalar& exponent) {
   iter.cast_outputs();
   return out;
 }
-const Tensor& pow_(const Tensor& self, const Scalar& exponent) {
+const Tensor& native::pow_(const Tensor& self, const Scalar& exponent) {
   DType dt = pow_scalar_dtype(self, exponent, "pow_");
   EMBER_CHECK(dt == self.dtype(), "pow_: result type ", dtype_name(dt),
               " can't be cast to the desired output type ", dtype_name(self.dtype()));
@@ -223,8 +223,8 @@ const Tensor& pow_(const Tensor& self, const Scalar& exponent) {
 // ---- floating math --------------------------------------------------------------------------
 
 #define EMBER_FLOAT_UNARY(name)                                                    \
-  Tensor name(const Tensor& t) { return float_out(Tensor(), t, #name, name##_stub); } \
-  const Tensor& name##_(const Tensor& self) {                                      \
+  Tensor native::name(const Tensor& t) { return float_out(Tensor(), t, #name, name##_stub); } \
+  const Tensor& native::name##_(const Tensor& self) {                                      \
     float_out(self, self, #name "_", name##_stub);                                 \
     self.bump_version();                                                           \
     return self;                                                                   \
@@ -247,7 +247,7 @@ EMBER_FLOAT_UNARY(silu)
 EMBER_FLOAT_UNARY(erf)
 #undef EMBER_FLOAT_UNARY
 
-Tensor gelu(const Tensor& t, const std::string& approximate) {
+Tensor native::gelu(const Tensor& t, const std::string& approximate) {
   GeluApproximation approx = parse_gelu_approximation(approximate);
   Tensor out;
   TensorIter iter = TensorIter::unary_float_op(out, t, "gelu");
@@ -256,7 +256,7 @@ Tensor gelu(const Tensor& t, const std::string& approximate) {
   return out;
 }
 
-Tensor softplus(const Tensor& t, const Scalar& beta, const Scalar& threshold) {
+Tensor native::softplus(const Tensor& t, const Scalar& beta, const Scalar& threshold) {
   EMBER_CHECK(beta.to_double() != 0.0, "softplus: beta must not be 0");
   Tensor out;
   TensorIter iter = TensorIter::unary_float_op(out, t, "softplus");

@@ -83,7 +83,7 @@ std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strid
   return new_strides;
 }
 
-Tensor view(const Tensor& t, const Shape& shape_in) {
+Tensor native::view(const Tensor& t, const Shape& shape_in) {
   Shape shape = infer_size(shape_in, t.numel(), "view");
   auto strides = view_strides(t.sizes(), t.strides(), shape);
   EMBER_CHECK(strides.has_value(), "view: size ", shape_str(shape_in),
@@ -94,7 +94,7 @@ Tensor view(const Tensor& t, const Shape& shape_in) {
   return alias_with(t, shape, *strides, t.storage_offset());
 }
 
-Tensor reshape(const Tensor& t, const Shape& shape_in) {
+Tensor native::reshape(const Tensor& t, const Shape& shape_in) {
   Shape shape = infer_size(shape_in, t.numel(), "reshape");
   if (auto strides = view_strides(t.sizes(), t.strides(), shape)) {
     return alias_with(t, shape, *strides, t.storage_offset());
@@ -102,7 +102,7 @@ Tensor reshape(const Tensor& t, const Shape& shape_in) {
   return t.contiguous().view(shape);
 }
 
-Tensor permute(const Tensor& t, const Shape& dims) {
+Tensor native::permute(const Tensor& t, const Shape& dims) {
   const int64_t n = t.dim();
   EMBER_CHECK(static_cast<int64_t>(dims.size()) == n, "permute: number of dims ", dims.size(),
               " doesn't match the tensor's ", n, " dims (", shape_str(dims), ")");
@@ -118,7 +118,7 @@ Tensor permute(const Tensor& t, const Shape& dims) {
   return alias_with(t, sizes, strides, t.storage_offset());
 }
 
-Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
+Tensor native::transpose(const Tensor& t, int64_t d0, int64_t d1) {
   if (t.dim() == 0) return alias_with(t, {}, {}, t.storage_offset());
   d0 = wrap_dim(d0, t.dim(), "transpose");
   d1 = wrap_dim(d1, t.dim(), "transpose");
@@ -128,7 +128,7 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
   return alias_with(t, sizes, strides, t.storage_offset());
 }
 
-Tensor squeeze(const Tensor& t) {
+Tensor native::squeeze(const Tensor& t) {
   Shape sizes, strides;
   for (int64_t d = 0; d < t.dim(); ++d) {
     if (t.sizes()[d] != 1) {
@@ -139,7 +139,7 @@ Tensor squeeze(const Tensor& t) {
   return alias_with(t, sizes, strides, t.storage_offset());
 }
 
-Tensor squeeze(const Tensor& t, int64_t d) {
+Tensor native::squeeze(const Tensor& t, int64_t d) {
   if (t.dim() == 0) return alias_with(t, {}, {}, t.storage_offset());
   d = wrap_dim(d, t.dim(), "squeeze");
   if (t.sizes()[d] != 1) return alias_with(t, t.sizes(), t.strides(), t.storage_offset());
@@ -149,7 +149,7 @@ Tensor squeeze(const Tensor& t, int64_t d) {
   return alias_with(t, sizes, strides, t.storage_offset());
 }
 
-Tensor unsqueeze(const Tensor& t, int64_t d) {
+Tensor native::unsqueeze(const Tensor& t, int64_t d) {
   d = wrap_dim(d, t.dim() + 1, "unsqueeze");
   Shape sizes = t.sizes(), strides = t.strides();
   int64_t st = d < t.dim() ? sizes[d] * strides[d] : 1;
@@ -158,7 +158,7 @@ Tensor unsqueeze(const Tensor& t, int64_t d) {
   return alias_with(t, sizes, strides, t.storage_offset());
 }
 
-Tensor expand(const Tensor& t, const Shape& shape) {
+Tensor native::expand(const Tensor& t, const Shape& shape) {
   const int64_t n = static_cast<int64_t>(shape.size());
   EMBER_CHECK(n >= t.dim(), "expand: the number of sizes provided (", n,
               ") must be greater or equal to the number of dimensions in the tensor (", t.dim(),
@@ -186,7 +186,7 @@ Tensor expand(const Tensor& t, const Shape& shape) {
   return alias_with(t, sizes, strides, t.storage_offset());
 }
 
-Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
+Tensor native::flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
   if (t.dim() == 0) return t.reshape({1});
   start_dim = wrap_dim(start_dim, t.dim(), "flatten");
   end_dim = wrap_dim(end_dim, t.dim(), "flatten");
@@ -201,7 +201,7 @@ Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
   return t.reshape(shape);
 }
 
-Tensor unflatten(const Tensor& t, int64_t d, const Shape& sizes) {
+Tensor native::unflatten(const Tensor& t, int64_t d, const Shape& sizes) {
   d = wrap_dim(d, t.dim(), "unflatten");
   Shape inferred = infer_size(sizes, t.sizes()[d], "unflatten");
   Shape shape(t.sizes().begin(), t.sizes().begin() + d);
@@ -210,7 +210,7 @@ Tensor unflatten(const Tensor& t, int64_t d, const Shape& sizes) {
   return t.view(shape);
 }
 
-Tensor slice(const Tensor& t, int64_t d, std::optional<int64_t> start_opt,
+Tensor native::slice(const Tensor& t, int64_t d, std::optional<int64_t> start_opt,
              std::optional<int64_t> end_opt, int64_t step) {
   EMBER_CHECK(t.dim() > 0, "slice: cannot slice a 0-dim tensor");
   d = wrap_dim(d, t.dim(), "slice");
@@ -228,7 +228,7 @@ Tensor slice(const Tensor& t, int64_t d, std::optional<int64_t> start_opt,
   return alias_with(t, sizes, strides, t.storage_offset() + start * t.strides()[d]);
 }
 
-Tensor narrow(const Tensor& t, int64_t d, int64_t start, int64_t length) {
+Tensor native::narrow(const Tensor& t, int64_t d, int64_t start, int64_t length) {
   EMBER_CHECK(t.dim() > 0, "narrow: cannot narrow a 0-dim tensor");
   d = wrap_dim(d, t.dim(), "narrow");
   int64_t size = t.sizes()[d];
@@ -237,10 +237,10 @@ Tensor narrow(const Tensor& t, int64_t d, int64_t start, int64_t length) {
               " of size ", size);
   EMBER_CHECK(length >= 0 && start + length <= size, "narrow: start (", start, ") + length (",
               length, ") exceeds dimension size (", size, ")");
-  return slice(t, d, start, start + length, 1);
+  return native::slice(t, d, start, start + length, 1);
 }
 
-Tensor select(const Tensor& t, int64_t d, int64_t index) {
+Tensor native::select(const Tensor& t, int64_t d, int64_t index) {
   EMBER_CHECK(t.dim() > 0, "select: cannot select on a 0-dim tensor");
   d = wrap_dim(d, t.dim(), "select");
   int64_t size = t.sizes()[d];
@@ -254,7 +254,7 @@ Tensor select(const Tensor& t, int64_t d, int64_t index) {
   return alias_with(t, sizes, strides, offset);
 }
 
-Tensor unfold(const Tensor& t, int64_t d, int64_t size, int64_t step) {
+Tensor native::unfold(const Tensor& t, int64_t d, int64_t size, int64_t step) {
   d = wrap_dim(d, t.dim(), "unfold");
   int64_t dsize = t.dim() == 0 ? 1 : t.sizes()[d];
   EMBER_CHECK(size >= 0 && size <= dsize, "unfold: maximum size for tensor at dimension ", d,
@@ -272,7 +272,7 @@ Tensor unfold(const Tensor& t, int64_t d, int64_t size, int64_t step) {
   return alias_with(t, sizes, strides, t.storage_offset());
 }
 
-Tensor diagonal(const Tensor& t, int64_t offset, int64_t d1, int64_t d2) {
+Tensor native::diagonal(const Tensor& t, int64_t offset, int64_t d1, int64_t d2) {
   EMBER_CHECK(t.dim() >= 2, "diagonal: expected a tensor with at least 2 dims, got shape ",
               shape_str(t.sizes()));
   d1 = wrap_dim(d1, t.dim(), "diagonal");
@@ -298,7 +298,7 @@ Tensor diagonal(const Tensor& t, int64_t offset, int64_t d1, int64_t d2) {
   return alias_with(t, sizes, strides, storage_offset);
 }
 
-Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides,
+Tensor native::as_strided(const Tensor& t, const Shape& sizes, const Shape& strides,
                   std::optional<int64_t> storage_offset) {
   EMBER_CHECK(sizes.size() == strides.size(), "as_strided: ", sizes.size(), " sizes but ",
               strides.size(), " strides");

@@ -1,0 +1,165 @@
+#include "autograd/inplace.h"
+
+#include "autograd/grad_mode.h"
+#include "autograd/op.h"
+#include "core/ops/binary.h"
+#include "core/ops/copy.h"
+#include "core/ops/factory.h"
+#include "core/ops/index.h"
+#include "core/ops/view.h"
+
+namespace ember::autograd {
+
+namespace {
+
+std::string describe(const Tensor& t) {
+  return std::string(dtype_name(t.dtype())) + " " + shape_str(t.sizes());
+}
+
+bool is_leaf_requiring_grad(const Tensor& t) {
+  const AutogradMeta* m = get_meta(t);
+  return m != nullptr && m->requires_grad && m->grad_fn == nullptr;
+}
+
+}  // namespace
+
+void check_inplace(const Tensor& self, const char* op) {
+  if (self.is_inference() && !detail::inference_mode_enabled) {
+    EMBER_ERROR(op, ": Inplace update to inference tensor outside InferenceMode is not allowed (",
+                describe(self), "). Make a clone() of it outside InferenceMode first.");
+  }
+  if (!detail::grad_mode_enabled) return;
+  const AutogradMeta* m = get_meta(self);
+  if (m == nullptr) return;
+  if (m->view) {
+    const ViewInfo& v = *m->view;
+    if (is_leaf_requiring_grad(v.base)) {
+      EMBER_ERROR(op, ": a view of a leaf Variable that requires grad is being used in an "
+                  "in-place operation (view ", describe(self), " of leaf ", describe(v.base),
+                  "). Do it under NoGradGuard, or on a clone.");
+    }
+    if (v.creation == CreationMeta::NoGradMode && requires_grad_fast(v.base)) {
+      EMBER_ERROR(op, ": a view was created in no_grad mode and is being modified inplace with "
+                  "grad mode enabled (view ", describe(self), "). Given that this use case is "
+                  "ambiguous and error-prone, it is forbidden; clone() the view first.");
+    }
+  } else if (m->requires_grad && m->grad_fn == nullptr) {
+    EMBER_ERROR(op, ": a leaf Variable that requires grad (", describe(self),
+                ") is being used in an in-place operation. Do it under NoGradGuard (as "
+                "optimizers do), or on a clone.");
+  }
+}
+
+// ---- views -----------------------------------------------------------------------------------
+
+void track_view(const Tensor& view, const Tensor& input) {
+  if (detail::inference_mode_enabled || view.is_inference()) return;
+  const AutogradMeta* im = get_meta(input);
+  AutogradMeta& m = materialize_meta(view);
+  ViewInfo info;
+  info.base = (im != nullptr && im->view) ? im->view->base : input;
+  info.creation = (im != nullptr && im->view) ? im->view->creation : CreationMeta::Default;
+  if (!detail::grad_mode_enabled && requires_grad_fast(input)) info.creation = CreationMeta::NoGradMode;
+  info.attr_version = view.version();
+  m.view = std::move(info);
+}
+
+Tensor view_positions(const Tensor& t, const Shape& sizes, const Shape& strides,
+                      int64_t storage_offset) {
+  // Storage position of every element of `t` and of the view, then invert the first map.
+  int64_t extent = storage_offset + 1;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) extent = 0;
+    if (extent > 0) extent += (sizes[d] - 1) * strides[d];
+  }
+  int64_t t_extent = t.storage_offset() + 1;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == 0) t_extent = 0;
+    if (t_extent > 0) t_extent += (t.size(d) - 1) * t.stride(d);
+  }
+  const int64_t n = std::max(extent, t_extent);
+  Tensor positions = native::as_strided(ember::arange(0, std::max<int64_t>(n, 1), 1, kInt64),
+                                        t.sizes(), t.strides(), t.storage_offset());
+  Tensor inverse = ember::full({std::max<int64_t>(n, 1)}, -1, kInt64);
+  native::index_put_(inverse, {native::reshape(positions, {-1})},
+                     ember::arange(0, t.numel(), 1, kInt64), false);
+  Tensor view_pos = native::as_strided(ember::arange(0, std::max<int64_t>(n, 1), 1, kInt64),
+                                       sizes, strides, storage_offset);
+  Tensor linear = native::reshape(native::index(inverse, {native::reshape(view_pos, {-1})}), sizes);
+  EMBER_CHECK(linear.numel() == 0 || linear.min().item<int64_t>() >= 0,
+              "as_strided: the view ", shape_str(sizes), " with strides ", shape_str(strides),
+              " and offset ", storage_offset, " reaches elements outside the input ",
+              describe(t), ", so no gradient can be formed for them");
+  return linear;
+}
+
+// ---- rebase ----------------------------------------------------------------------------------
+
+namespace {
+
+// The base's grad_fn after an in-place op through one of its views (Note [In-place on
+// non-leaves]). Edge 0: the base's old history. Edges 1..: those of `fn`, the in-place op's node.
+class CopySlices final : public Node {
+ public:
+  CopySlices(const Tensor& base, const Tensor& view, std::shared_ptr<Node> fn)
+      : positions_(view_positions(base, view.sizes(), view.strides(), view.storage_offset())),
+        fn_(std::move(fn)) {
+    add_next_edge(gradient_edge(base));
+    for (const Edge& e : fn_->next_edges()) add_next_edge(e);
+    add_output(base);
+  }
+  std::string name() const override { return "CopySlices"; }
+  std::string forward_name() const override { return fn_->forward_name() + " (through a view)"; }
+
+  Tensors apply(Tensors&& grads) override {
+    const Tensor& g = grads[0];
+    Tensor flat = ember::reshape(g, {-1});
+    Tensor index = native::reshape(positions_, {-1});
+    // Inside the view's region the old value was overwritten: its gradient is the op's.
+    Tensor slice_grad = ember::reshape(ember::index_select(flat, 0, index), positions_.sizes());
+    Tensor keep = ember::ones({g.numel()}, g.dtype());
+    native::index_put_(keep, {index}, ember::zeros({index.numel()}, g.dtype()), false);
+    Tensors out;
+    out.push_back(ember::reshape(ember::mul(flat, keep), g.sizes()));
+    Tensors fn_grads = fn_->apply({slice_grad});
+    for (Tensor& t : fn_grads) out.push_back(std::move(t));
+    return out;
+  }
+  void release_saved() override { fn_->release_saved(); }
+
+ private:
+  Tensor positions_;  // int64, the view's shape: linear index into the base of each element
+  std::shared_ptr<Node> fn_;
+};
+
+}  // namespace
+
+void rebase_history(const Tensor& self, const Tensor& result) {
+  {
+    GradModeGuard no_grad(false);
+    native::copy_(self, result);
+  }
+  const AutogradMeta* rm = get_meta(result);
+  std::shared_ptr<Node> fn = rm != nullptr ? rm->grad_fn : nullptr;
+  AutogradMeta& m = materialize_meta(self);
+  if (!fn) {  // the new value has no history (e.g. filled from a constant)
+    m.grad_fn = nullptr;
+    return;
+  }
+  if (!m.view) {
+    m.grad_fn = fn;
+    m.output_nr = rm->output_nr;
+    return;
+  }
+  const Tensor base = m.view->base;
+  auto copy_slices = std::make_shared<CopySlices>(base, self, fn);
+  AutogradMeta& bm = materialize_meta(base);
+  bm.grad_fn = copy_slices;
+  bm.output_nr = 0;
+  // The view now reads the base's new value: regenerate its grad_fn from the base.
+  m.view->attr_version = self.version() - 1;  // force gradient_edge to refresh it
+  m.grad_fn = nullptr;
+  gradient_edge(self);
+}
+
+}  // namespace ember::autograd

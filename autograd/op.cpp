@@ -1,0 +1,124 @@
+#include "autograd/op.h"
+
+#include <sstream>
+
+#include "autograd/anomaly.h"
+#include "core/ops/reduce.h"
+#include "core/ops/view.h"
+
+namespace ember::autograd {
+
+// ---- OpNode ----------------------------------------------------------------------------------
+
+Tensor Saved::operator[](size_t i) const { return node_.saved(i).unpack(node_); }
+bool Saved::needs_grad(size_t i) const { return node_.needs_input_grad(i); }
+
+OpNode::~OpNode() {
+  for (SavedVariable& s : saved_) s.release();  // Note [Iterative graph teardown]
+}
+
+Tensors OpNode::apply(Tensors&& grads) {
+  EMBER_INTERNAL_ASSERT(backward_ != nullptr, name_, " has no backward formula");
+  Tensors out = backward_(Saved(*this), grads);
+  EMBER_INTERNAL_ASSERT(out.size() == next_edges_.size(), name_, " returned ", out.size(),
+                        " gradients for ", next_edges_.size(), " inputs");
+  return out;
+}
+
+void OpNode::release_saved() {
+  for (SavedVariable& s : saved_) s.release();
+}
+
+// ---- Op --------------------------------------------------------------------------------------
+
+namespace {
+
+std::string anomaly_context(const char* forward, std::initializer_list<const Tensor*> inputs) {
+  std::ostringstream os;
+  os << forward << "(";
+  bool first = true;
+  for (const Tensor* t : inputs) {
+    if (!first) os << ", ";
+    first = false;
+    if (t->defined())
+      os << dtype_name(t->dtype()) << " " << shape_str(t->sizes());
+    else
+      os << "undefined";
+  }
+  os << ")";
+  return os.str();
+}
+
+}  // namespace
+
+void Op::start(std::initializer_list<const Tensor*> inputs) {
+  node_ = std::make_shared<OpNode>(name_);
+  for (const Tensor* t : inputs) node_->add_next_edge(t->defined() ? gradient_edge(*t) : Edge{});
+  if (is_anomaly_enabled()) {
+    auto info = std::make_unique<AnomalyInfo>();
+    info->forward_op = node_->forward_name();
+    info->context = anomaly_context(info->forward_op.c_str(), inputs);
+    info->backtrace = current_backtrace(2);
+    node_->set_anomaly(std::move(info));
+  }
+}
+
+Op::Op(const char* name, const std::vector<Tensor>& inputs) : name_(name) {
+  if (!detail::grad_mode_enabled) return;
+  bool any = false;
+  for (const Tensor& t : inputs) any = any || (t.defined() && requires_grad_fast(t));
+  if (!any) return;
+  node_ = std::make_shared<OpNode>(name_);
+  for (const Tensor& t : inputs) node_->add_next_edge(t.defined() ? gradient_edge(t) : Edge{});
+  if (is_anomaly_enabled()) {
+    auto info = std::make_unique<AnomalyInfo>();
+    info->forward_op = node_->forward_name();
+    info->context = info->forward_op + "(" + std::to_string(inputs.size()) + " tensors)";
+    info->backtrace = current_backtrace(2);
+    node_->set_anomaly(std::move(info));
+  }
+}
+
+void Op::set_output(const Tensor& t) {
+  if (is_anomaly_forward_check_enabled() && t.defined() && has_nonfinite(t)) {
+    std::string name = name_;
+    const std::string suffix = "Backward";
+    if (name.size() > suffix.size()) name.resize(name.size() - suffix.size());
+    EMBER_ERROR("anomaly detection: the output of forward op ", name, " (", dtype_name(t.dtype()),
+                " ", shape_str(t.sizes()), ") holds NaN or Inf; it is the first op to produce "
+                "one. ", node_ && node_->anomaly() ? "Made at " + node_->anomaly()->context +
+                "\n" + node_->anomaly()->backtrace : std::string("Backtrace:\n") +
+                current_backtrace(2));
+  }
+  set_history(t, node_);
+}
+
+void set_history(const Tensor& t, const std::shared_ptr<Node>& node) {
+  if (!node) return;
+  AutogradMeta& m = materialize_meta(t);
+  m.grad_fn = node;
+  m.output_nr = node->add_output(t);
+  m.requires_grad = false;  // a non-leaf requires grad through its grad_fn
+}
+
+Tensor sum_to(const Tensor& grad, const Shape& shape) {
+  if (grad.sizes() == shape) return grad;
+  const int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
+  EMBER_CHECK(lead >= 0, "sum_to: gradient of shape ", shape_str(grad.sizes()),
+              " cannot be reduced to shape ", shape_str(shape));
+  Shape dims;
+  for (int64_t d = 0; d < lead; ++d) dims.push_back(d);
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    const int64_t gs = grad.size(lead + d);
+    if (shape[d] == 1 && gs != 1) {
+      dims.push_back(lead + d);
+    } else {
+      EMBER_CHECK(shape[d] == gs, "sum_to: gradient of shape ", shape_str(grad.sizes()),
+                  " cannot be reduced to shape ", shape_str(shape));
+    }
+  }
+  if (dims.empty()) return ember::reshape(grad, shape);
+  return ember::reshape(ember::sum(grad, dims, /*keepdim=*/true), shape);
+}
+
+}  // namespace ember::autograd

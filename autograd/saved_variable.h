@@ -1,0 +1,47 @@
+#pragma once
+// SavedVariable: a tensor an op keeps for its backward.
+//
+// Note [Saved tensor versions]
+// Saving records the storage's version counter (core/storage.h). unpack() compares it: if an
+// in-place op changed the tensor in between, the gradient would be silently wrong, so unpack
+// throws instead, naming the node, the forward op, the tensor and both versions.
+//
+// Note [Saved outputs]
+// An op may save its own output (exp saves its result). Holding that output as-is would make a
+// cycle (output -> grad_fn -> saved output), so an output is saved as a plain alias of its data
+// with no autograd meta, and unpack() re-attaches the node as its grad_fn. That keeps double
+// backward working without leaking the graph.
+//
+// After a backward without retain_graph, the engine frees the saved tensors; unpacking them
+// again is the "backward through the graph a second time" error.
+
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace ember::autograd {
+
+class Node;
+
+class SavedVariable {
+ public:
+  SavedVariable() = default;
+  // is_output: t is an output of the node that saves it (Note [Saved outputs]).
+  SavedVariable(const Tensor& t, bool is_output);
+
+  // The saved tensor, checked against its version; `owner` is the node that saved it.
+  Tensor unpack(const Node& owner) const;
+  void release();
+  bool was_defined() const { return was_defined_; }
+
+ private:
+  Tensor data_;
+  uint32_t saved_version_ = 0;
+  uint32_t output_nr_ = 0;
+  bool is_output_ = false;
+  bool was_defined_ = false;
+  bool released_ = false;
+  bool requires_grad_ = false;
+};
+
+}  // namespace ember::autograd
