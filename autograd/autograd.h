@@ -24,3 +24,4 @@
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
+#include "autograd/gradcheck.h"

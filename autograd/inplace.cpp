@@ -6,6 +6,7 @@
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
 #include "core/ops/index.h"
+#include "core/ops/reduce.h"
 #include "core/ops/view.h"
 
 namespace ember::autograd {
@@ -64,33 +65,45 @@ void track_view(const Tensor& view, const Tensor& input) {
   m.view = std::move(info);
 }
 
-Tensor view_positions(const Tensor& t, const Shape& sizes, const Shape& strides,
-                      int64_t storage_offset) {
+namespace {
+// One past the last storage element a geometry reaches (0 when empty).
+int64_t extent(const Geometry& g) {
+  int64_t e = g.offset + 1;
+  for (size_t d = 0; d < g.sizes.size(); ++d) {
+    if (g.sizes[d] == 0) return 0;
+    e += (g.sizes[d] - 1) * g.strides[d];
+  }
+  return e;
+}
+}  // namespace
+
+Tensor view_positions(const Geometry& t, const Geometry& view) {
   // Storage position of every element of `t` and of the view, then invert the first map.
-  int64_t extent = storage_offset + 1;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 0) extent = 0;
-    if (extent > 0) extent += (sizes[d] - 1) * strides[d];
-  }
-  int64_t t_extent = t.storage_offset() + 1;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) == 0) t_extent = 0;
-    if (t_extent > 0) t_extent += (t.size(d) - 1) * t.stride(d);
-  }
-  const int64_t n = std::max(extent, t_extent);
-  Tensor positions = native::as_strided(ember::arange(0, std::max<int64_t>(n, 1), 1, kInt64),
-                                        t.sizes(), t.strides(), t.storage_offset());
-  Tensor inverse = ember::full({std::max<int64_t>(n, 1)}, -1, kInt64);
+  const int64_t n = std::max<int64_t>({extent(t), extent(view), 1});
+  int64_t t_numel = 1;
+  for (int64_t s : t.sizes) t_numel *= s;
+  Tensor storage_index = ember::arange(0, n, 1, kInt64);
+  Tensor positions = native::as_strided(storage_index, t.sizes, t.strides, t.offset);
+  Tensor inverse = ember::full({n}, -1, kInt64);
   native::index_put_(inverse, {native::reshape(positions, {-1})},
-                     ember::arange(0, t.numel(), 1, kInt64), false);
-  Tensor view_pos = native::as_strided(ember::arange(0, std::max<int64_t>(n, 1), 1, kInt64),
-                                       sizes, strides, storage_offset);
-  Tensor linear = native::reshape(native::index(inverse, {native::reshape(view_pos, {-1})}), sizes);
-  EMBER_CHECK(linear.numel() == 0 || linear.min().item<int64_t>() >= 0,
-              "as_strided: the view ", shape_str(sizes), " with strides ", shape_str(strides),
-              " and offset ", storage_offset, " reaches elements outside the input ",
-              describe(t), ", so no gradient can be formed for them");
+                     ember::arange(0, t_numel, 1, kInt64), false);
+  Tensor view_pos = native::as_strided(storage_index, view.sizes, view.strides, view.offset);
+  Tensor linear =
+      native::reshape(native::index(inverse, {native::reshape(view_pos, {-1})}), view.sizes);
+  EMBER_CHECK(linear.numel() == 0 || native::min(linear).item<int64_t>() >= 0,
+              "as_strided: the view ", shape_str(view.sizes), " with strides ",
+              shape_str(view.strides), " and offset ", view.offset,
+              " reaches elements outside its input of shape ", shape_str(t.sizes),
+              ", so no gradient can be formed for them");
   return linear;
+}
+
+Tensor view_backward(const Tensor& grad, const Geometry& input, const Geometry& view) {
+  Tensor index = native::reshape(view_positions(input, view), {-1});
+  int64_t numel = 1;
+  for (int64_t s : input.sizes) numel *= s;
+  Tensor flat = ember::zeros({numel}, grad.dtype());
+  return ember::reshape(ember::index_add(flat, 0, index, ember::reshape(grad, {-1})), input.sizes);
 }
 
 // ---- rebase ----------------------------------------------------------------------------------
@@ -102,7 +115,7 @@ namespace {
 class CopySlices final : public Node {
  public:
   CopySlices(const Tensor& base, const Tensor& view, std::shared_ptr<Node> fn)
-      : positions_(view_positions(base, view.sizes(), view.strides(), view.storage_offset())),
+      : positions_(view_positions(Geometry::of(base), Geometry::of(view))),
         fn_(std::move(fn)) {
     add_next_edge(gradient_edge(base));
     for (const Edge& e : fn_->next_edges()) add_next_edge(e);

@@ -46,10 +46,21 @@ const Tensor& inplace_op(const char* op, const Tensor& self, Native&& native,
 // Every view op calls this on its result: remembers the base (Note [View tracking]).
 void track_view(const Tensor& view, const Tensor& input);
 
-// For a view with the geometry of `view` over the storage of `t`: the linear (row-major)
-// index into `t` of each element of the view, as an int64 tensor of the view's shape. Used by
-// as_strided's backward and CopySlices. Elements outside `t` are an error.
-Tensor view_positions(const Tensor& t, const Shape& sizes, const Shape& strides,
-                      int64_t storage_offset);
+// Where a tensor lies in its storage.
+struct Geometry {
+  Shape sizes, strides;
+  int64_t offset = 0;
+  static Geometry of(const Tensor& t) { return {t.sizes(), t.strides(), t.storage_offset()}; }
+};
+
+// For a view with geometry `view` over the storage of a tensor with geometry `t`: the linear
+// (row-major) index into that tensor of each element of the view, as an int64 tensor of the
+// view's shape. Used by the backward of views and by CopySlices. A view element outside the
+// tensor is an error.
+Tensor view_positions(const Geometry& t, const Geometry& view);
+
+// The gradient of a view op: `grad` (the view's shape) placed into zeros of the input's shape,
+// elements the view repeats (unfold, as_strided) summed. Differentiable.
+Tensor view_backward(const Tensor& grad, const Geometry& input, const Geometry& view);
 
 }  // namespace ember::autograd

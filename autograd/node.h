@@ -133,3 +133,7 @@ class AccumulateGrad final : public Node {
 void defer_release(std::shared_ptr<void> obj);
 
 }  // namespace ember::autograd
+
+namespace ember {
+using autograd::Tensors;  // a list of tensors, as backward formulas take and return
+}  // namespace ember

@@ -94,7 +94,8 @@ void Op::set_output(const Tensor& t) {
 }
 
 void set_history(const Tensor& t, const std::shared_ptr<Node>& node) {
-  if (!node) return;
+  // Integer and bool results (indices, masks) are never differentiable.
+  if (!node || !t.defined() || !t.is_floating_point()) return;
   AutogradMeta& m = materialize_meta(t);
   m.grad_fn = node;
   m.output_nr = node->add_output(t);

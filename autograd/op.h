@@ -86,6 +86,8 @@ class Op {
   Op(const char* name, const std::vector<Tensor>& inputs);
 
   bool recording() const { return node_ != nullptr; }
+  // Whether input i needs a gradient (false when not recording): save only what is needed.
+  bool needs_grad(size_t i) const { return node_ != nullptr && node_->needs_input_grad(i); }
 
   // Runs the forward kernels; while recording they run with grad mode off, so nothing inside
   // records a graph of its own.

@@ -5,8 +5,22 @@
 
 namespace ember {
 
+namespace {
+// g * alpha, skipping the multiply for alpha == 1.
+Tensor scale(const Tensor& g, const Scalar& alpha) {
+  return alpha.to<double>() == 1.0 ? g : mul(g, alpha);
+}
+}  // namespace
+
+// d(a + alpha b) = g, alpha g. Broadcasting is undone by the engine (autograd/op.h).
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return native::add(a, b, alpha);
+  Op op("AddBackward", a, b);
+  Tensor y = op.run([&] { return native::add(a, b, alpha); });
+  op.set_output(y);
+  op.backward([alpha](const Saved& s, const Tensors& g) -> Tensors {
+    return {g[0], s.needs_grad(1) ? scale(g[0], alpha) : Tensor()};
+  });
+  return y;
 }
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return native::add(a, b, alpha);
@@ -17,11 +31,24 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return native::sub(a, b, alpha);
 }
+// d(a b) = g b, g a: each operand is saved only when the other needs its gradient.
 Tensor mul(const Tensor& a, const Tensor& b) {
-  return native::mul(a, b);
+  Op op("MulBackward", a, b);
+  Tensor y = op.run([&] { return native::mul(a, b); });
+  op.set_output(y);
+  op.save(op.needs_grad(0) ? b : Tensor());
+  op.save(op.needs_grad(1) ? a : Tensor());
+  op.backward([](const Saved& s, const Tensors& g) -> Tensors {
+    return {s.needs_grad(0) ? mul(g[0], s[0]) : Tensor(), s.needs_grad(1) ? mul(g[0], s[1]) : Tensor()};
+  });
+  return y;
 }
 Tensor mul(const Tensor& a, const Scalar& b) {
-  return native::mul(a, b);
+  Op op("MulBackward", a);
+  Tensor y = op.run([&] { return native::mul(a, b); });
+  op.set_output(y);
+  op.backward([b](const Saved&, const Tensors& g) -> Tensors { return {mul(g[0], b)}; });
+  return y;
 }
 Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode) {
   return native::div(a, b, rounding_mode);
@@ -62,8 +89,11 @@ const Tensor& sub_(const Tensor& self, const Tensor& b, const Scalar& alpha) {
 const Tensor& sub_(const Tensor& self, const Scalar& b, const Scalar& alpha) {
   return native::sub_(self, b, alpha);
 }
+// In place: the out-of-place op on a clone of self, rebased (Note [In-place on non-leaves]).
 const Tensor& mul_(const Tensor& self, const Tensor& b) {
-  return native::mul_(self, b);
+  return inplace_op(
+      "mul_", self, [&] { native::mul_(self, b); }, [&](const Tensor& old) { return mul(old, b); },
+      b);
 }
 const Tensor& mul_(const Tensor& self, const Scalar& b) {
   return native::mul_(self, b);

@@ -1,27 +1,81 @@
 // Public ops of the copy family (core/ops/copy.h): forward = native::, plus autograd.
+//
+// clone, contiguous and to pass the gradient through (the engine casts it back to the input's
+// dtype). copy_, fill_ and zero_ overwrite their target: the old value gets no gradient, and
+// copy_'s source gets the gradient of the region it was broadcast into.
 
 #include "autograd/ops/common.h"
 #include "core/ops/copy.h"
 
 namespace ember {
 
-const Tensor& copy_(const Tensor& dst, const Tensor& src) {
-  return native::copy_(dst, src);
-}
-const Tensor& fill_(const Tensor& t, const Scalar& value) {
-  return native::fill_(t, value);
-}
-const Tensor& zero_(const Tensor& t) {
-  return native::zero_(t);
-}
-Tensor contiguous(const Tensor& t) {
-  return native::contiguous(t);
-}
+namespace {
+Tensors pass_through(const Saved&, const Tensors& g) { return {g[0]}; }
+}  // namespace
+
 Tensor clone(const Tensor& t) {
-  return native::clone(t);
+  Op op("CloneBackward", t);
+  Tensor y = op.run([&] { return native::clone(t); });
+  op.set_output(y);
+  op.backward(pass_through);
+  return y;
 }
+
+Tensor contiguous(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  Op op("CloneBackward", t);
+  Tensor y = op.run([&] { return native::contiguous(t); });
+  op.set_output(y);
+  op.backward(pass_through);
+  return y;
+}
+
 Tensor to(const Tensor& t, Device device, DType dtype) {
-  return native::to(t, device, dtype);
+  if (t.device() == device && t.dtype() == dtype) return t;
+  Op op("ToCopyBackward", t);
+  Tensor y = op.run([&] { return native::to(t, device, dtype); });
+  op.set_output(y);
+  op.backward(pass_through);
+  return y;
+}
+
+const Tensor& copy_(const Tensor& dst, const Tensor& src) {
+  return inplace_op(
+      "copy_", dst, [&] { native::copy_(dst, src); },
+      [&](const Tensor& old) {
+        Op op("CopyBackwards", old, src);
+        Tensor y = op.run([&] {
+          Tensor r = native::clone(old);
+          native::copy_(r, src);
+          return r;
+        });
+        op.set_output(y);
+        op.backward([](const Saved&, const Tensors& g) -> Tensors { return {Tensor(), g[0]}; });
+        return y;
+      },
+      src);
+}
+
+namespace {
+// fill_ / zero_ through the graph: a constant replaces the old value, which gets no gradient.
+Tensor filled(const Tensor& old, const Scalar& value) {
+  Op op("FillBackward", old);
+  Tensor y = op.run([&] { return ember::full_like(old, value); });
+  op.set_output(y);
+  op.backward([](const Saved&, const Tensors&) -> Tensors { return {Tensor()}; });
+  return y;
+}
+}  // namespace
+
+const Tensor& fill_(const Tensor& t, const Scalar& value) {
+  return inplace_op(
+      "fill_", t, [&] { native::fill_(t, value); },
+      [&](const Tensor& old) { return filled(old, value); });
+}
+
+const Tensor& zero_(const Tensor& t) {
+  return inplace_op(
+      "zero_", t, [&] { native::zero_(t); }, [&](const Tensor& old) { return filled(old, 0); });
 }
 
 }  // namespace ember

@@ -83,8 +83,14 @@ Tensor pow(const Tensor& t, const Scalar& exponent) {
 const Tensor& pow_(const Tensor& self, const Scalar& exponent) {
   return native::pow_(self, exponent);
 }
+// d exp(x) = exp(x) g: exp saves its result, not its input (DESIGN.md "One op, one place").
 Tensor exp(const Tensor& t) {
-  return native::exp(t);
+  Op op("ExpBackward", t);
+  Tensor y = op.run([&] { return native::exp(t); });
+  op.set_output(y);
+  op.save_output(y);
+  op.backward([](const Saved& s, const Tensors& g) -> Tensors { return {mul(g[0], s[0])}; });
+  return y;
 }
 Tensor exp2(const Tensor& t) {
   return native::exp2(t);
@@ -132,7 +138,7 @@ Tensor erf(const Tensor& t) {
   return native::erf(t);
 }
 const Tensor& exp_(const Tensor& self) {
-  return native::exp_(self);
+  return inplace_op("exp_", self, [&] { native::exp_(self); }, [](const Tensor& old) { return exp(old); });
 }
 const Tensor& exp2_(const Tensor& self) {
   return native::exp2_(self);

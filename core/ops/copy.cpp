@@ -55,7 +55,7 @@ const Tensor& native::zero_(const Tensor& t) {
 
 Tensor native::clone(const Tensor& t) {
   Tensor out = empty(t.sizes(), t.options());
-  out.copy_(t);
+  native::copy_(out, t);
   return out;
 }
 
@@ -64,7 +64,7 @@ Tensor native::contiguous(const Tensor& t) { return t.is_contiguous() ? t : nati
 Tensor native::to(const Tensor& t, Device device, DType dtype) {
   if (t.device() == device && t.dtype() == dtype) return t;
   Tensor out = empty(t.sizes(), TensorOptions(dtype).device(device));
-  out.copy_(t);
+  native::copy_(out, t);
   return out;
 }
 

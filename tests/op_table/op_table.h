@@ -55,6 +55,13 @@ struct Sample {
   std::string note;
 };
 
+// What the autograd part of the op-table suite checks for an op (tests/test_op_table.cpp).
+enum class GradSupport {
+  Full,        // gradcheck and gradgradcheck in float64
+  FirstOrder,  // gradcheck only
+  None,        // not differentiable (random ops): outputs are not checked
+};
+
 struct OpInfo {
   std::string name;  // as registered by the op's family (core/op_registry.h)
   std::vector<DType> dtypes;
@@ -67,6 +74,12 @@ struct OpInfo {
   double tol_scale = 4.0;
   // Optional: the dtype each output must have for a given input dtype (default: don't check).
   std::function<DType(DType)> expected_dtype;
+  // Autograd: every floating output of a float64 sample whose floating inputs require grad
+  // must require grad too (else the op has no derivative), and pass gradcheck.
+  GradSupport grad = GradSupport::Full;
+  // Optional: false for a float64 sample that gradcheck must skip (one sitting on a kink, e.g.
+  // ties of max). Say why next to the entry.
+  std::function<bool(const Sample&)> grad_sample_ok;
 };
 
 // Absolute-and-relative tolerance for comparing an output of `dt` with a float64 reference.
