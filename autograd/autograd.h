@@ -21,7 +21,9 @@
 // - autograd/dot.h        to_dot: the graph as Graphviz DOT
 
 #include "autograd/anomaly.h"
+#include "autograd/dot.h"
 #include "autograd/engine.h"
+#include "autograd/function.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/gradcheck.h"

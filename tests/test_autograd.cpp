@@ -36,3 +36,385 @@ TEST_CASE("backward of a small expression gives the analytic gradients", "[autog
   CHECK(x.is_leaf());
   CHECK(!loss.is_leaf());
 }
+
+TEST_CASE("leaves accumulate gradients across backward calls until zeroed", "[autograd]") {
+  Tensor w = leaf({1, 2}, {2});
+  (w * 3.0).sum().backward();
+  CHECK(values(w.grad()) == std::vector<double>{3, 3});
+  (w * 2.0).sum().backward();
+  CHECK(values(w.grad()) == std::vector<double>{5, 5});
+  w.grad().zero_();
+  (w * w).sum().backward();
+  CHECK(values(w.grad()) == std::vector<double>{2, 4});
+  w.set_grad(Tensor());  // "set to none"
+  CHECK(!w.grad().defined());
+  (w * 1.0).sum().backward();
+  CHECK(values(w.grad()) == std::vector<double>{1, 1});
+}
+
+TEST_CASE("non-leaves keep no grad unless retain_grad", "[autograd]") {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = x * 2.0;
+  Tensor z = y * y;
+  z.sum().backward(Tensor(), /*retain_graph=*/true);
+  CHECK_THROWS_WITH(y.grad(), Contains("retain_grad"));
+  Tensor y2 = x * 2.0;
+  y2.retain_grad();
+  CHECK(y2.retains_grad());
+  (y2 * y2).sum().backward();
+  CHECK(values(y2.grad()) == std::vector<double>{4, 8});  // d(y^2)/dy = 2y
+}
+
+TEST_CASE("a second backward through freed buffers fails clearly; retain_graph allows it",
+          "[autograd]") {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor loss = (x * x).sum();  // mul saves x
+  loss.backward();
+  CHECK_THROWS_WITH(loss.backward(), Contains("backward through the graph a second time"));
+  Tensor x2 = leaf({1, 2}, {2});
+  Tensor loss2 = (x2 * x2).sum();
+  loss2.backward(Tensor(), true);
+  loss2.backward();
+  CHECK(values(x2.grad()) == std::vector<double>{4, 8});
+}
+
+TEST_CASE("backward on a non-scalar needs a gradient", "[autograd]") {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = x * 2.0;
+  CHECK_THROWS_WITH(y.backward(), Contains("only for scalar outputs"));
+  y.backward(tensor(std::vector<double>{1, 10}, {2}, kFloat64));
+  CHECK(values(x.grad()) == std::vector<double>{2, 20});
+  CHECK_THROWS_WITH(y.backward(ones({3}, kFloat64)), Contains("Mismatch in shape"));
+  Tensor plain = ones({2});
+  CHECK_THROWS_WITH(plain.sum().backward(), Contains("does not require grad"));
+}
+
+TEST_CASE("autograd::grad returns gradients without touching .grad", "[autograd]") {
+  Tensor x = leaf({1, 2, 3}, {3});
+  Tensor y = leaf({4}, {1});
+  Tensor unused = leaf({0}, {1});
+  Tensor out = (x * x * y).sum();
+  Tensors g = autograd::grad({out}, {x, y}, {}, true);
+  CHECK(values(g[0]) == std::vector<double>{8, 16, 24});
+  CHECK(values(g[1]) == std::vector<double>{14});
+  CHECK(!x.grad().defined());
+  CHECK_THROWS_WITH(autograd::grad({out}, {unused}, {}, true), Contains("allow_unused"));
+  Tensors g2 = autograd::grad({out}, {x, unused}, {}, true, false, /*allow_unused=*/true);
+  CHECK(g2[0].defined());
+  CHECK(!g2[1].defined());
+}
+
+TEST_CASE("backward with inputs accumulates only into those", "[autograd]") {
+  Tensor a = leaf({1}, {1});
+  Tensor b = leaf({2}, {1});
+  Tensor loss = (a * b).sum();
+  loss.backward(Tensor(), false, false, {a});
+  CHECK(values(a.grad()) == std::vector<double>{2});
+  CHECK(!b.grad().defined());
+}
+
+TEST_CASE("hooks run in order and may replace the gradient", "[autograd]") {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = x * 3.0;
+  std::vector<int> order;
+  y.register_hook([&](const Tensor& g) {
+    order.push_back(1);
+    return g * 10.0;
+  });
+  y.register_hook([&](const Tensor& g) {
+    order.push_back(2);
+    CHECK(values(g) == std::vector<double>{10, 10});  // sees the first hook's replacement
+    return Tensor();                                   // keep it
+  });
+  int64_t h = x.register_hook([&](const Tensor& g) {
+    order.push_back(3);
+    return g + 1.0;
+  });
+  int post_calls = 0;
+  std::vector<double> seen_by_post_hook;
+  x.register_post_accumulate_grad_hook([&](const Tensor& leaf_tensor) {
+    ++post_calls;
+    seen_by_post_hook = values(leaf_tensor.grad());
+  });
+  y.sum().backward();
+  CHECK(order == std::vector<int>{1, 2, 3});
+  CHECK(post_calls == 1);
+  CHECK(seen_by_post_hook == std::vector<double>{31, 31});  // after accumulation
+  CHECK(values(x.grad()) == std::vector<double>{31, 31});
+  x.remove_hook(h);
+  x.set_grad(Tensor());
+  order.clear();
+  (x * 1.0).sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{1, 1});
+  CHECK(order.empty());
+}
+
+TEST_CASE("no_grad records nothing; enable_grad and set_grad_enabled switch it", "[autograd]") {
+  Tensor x = leaf({1, 2}, {2});
+  {
+    NoGradGuard no_grad;
+    Tensor y = x * 2.0;
+    CHECK(!y.requires_grad());
+    CHECK(y.grad_fn() == nullptr);
+    {
+      EnableGradGuard enable;
+      CHECK((x * 2.0).requires_grad());
+    }
+  }
+  autograd::set_grad_enabled(false);
+  CHECK(!(x * 2.0).requires_grad());
+  autograd::set_grad_enabled(true);
+  CHECK((x * 2.0).requires_grad());
+  Tensor d = (x * 2.0).detach();
+  CHECK(!d.requires_grad());
+  CHECK(d.is_alias_of(x) == false);
+}
+
+TEST_CASE("InferenceMode makes tensors that can never join a graph", "[autograd]") {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor inf;
+  {
+    InferenceMode guard;
+    inf = x * 2.0;
+    CHECK(!inf.requires_grad());
+    CHECK(inf.is_inference());
+    CHECK(InferenceMode::is_enabled());
+    inf.add_(1.0);  // allowed inside
+  }
+  CHECK(!InferenceMode::is_enabled());
+  CHECK_THROWS_WITH(inf.requires_grad_(), Contains("inference tensor"));
+  CHECK_THROWS_WITH(inf.add_(1.0), Contains("Inplace update to inference tensor"));
+  CHECK_THROWS_WITH((x * inf).sum().backward(), Contains("Inference tensors cannot be saved"));
+  CHECK(!x.is_inference());
+}
+
+TEST_CASE("changing a saved tensor in place before backward is an error naming both versions",
+          "[autograd]") {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = x * 1.0;
+  Tensor z = y.exp();  // saves its result
+  z.mul_(2.0);
+  Tensor loss = z.sum();
+  try {
+    loss.backward();
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    CHECK_THAT(msg, Contains("modified by an inplace operation"));
+    CHECK_THAT(msg, Contains("ExpBackward"));
+    CHECK_THAT(msg, Contains("is at version 1; expected version 0"));
+  }
+}
+
+TEST_CASE("in-place on a leaf that requires grad is refused, on a non-leaf rebased",
+          "[autograd]") {
+  Tensor x = leaf({1, 2}, {2});
+  CHECK_THROWS_WITH(x.mul_(2.0), Contains("a leaf Variable that requires grad"));
+  CHECK_THROWS_WITH(x.narrow(0, 0, 1).mul_(2.0), Contains("view of a leaf Variable"));
+  {
+    NoGradGuard no_grad;
+    x.mul_(1.0);  // optimizers do this
+  }
+  Tensor y = x * 3.0;
+  y.mul_(x);  // y <- 3 x^2
+  CHECK(y.grad_fn()->name() == "MulBackward");
+  CHECK(!y.is_leaf());
+  y.sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{6, 12});  // 6 x
+  // As in PyTorch, y.mul_(y) overwrites the `other` that mul saved: backward says so.
+  Tensor z = x * 3.0;
+  z.mul_(z);
+  CHECK_THROWS_WITH(z.sum().backward(), Contains("modified by an inplace operation"));
+}
+
+TEST_CASE("in-place through a view rebases the base with CopySlices", "[autograd]") {
+  Tensor x = leaf({1, 2, 3, 4}, {4});
+  Tensor y = x * 1.0;
+  Tensor v = y.narrow(0, 1, 2);
+  v.mul_(10.0);  // y = [x0, 10 x1, 10 x2, x3]
+  CHECK(y.grad_fn()->name() == "CopySlices");
+  CHECK(values(y) == std::vector<double>{1, 20, 30, 4});
+  (y * tensor(std::vector<double>{1, 2, 3, 4}, {4}, kFloat64)).sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{1, 20, 30, 4});
+
+  // A plain buffer filled through a view from a tensor that requires grad joins the graph.
+  Tensor a = leaf({5, 6}, {2});
+  Tensor buf = zeros({4}, kFloat64);
+  buf.narrow(0, 2, 2).copy_(a * 2.0);
+  CHECK(buf.requires_grad());
+  (buf * buf).sum().backward();
+  CHECK(values(a.grad()) == std::vector<double>{40, 48});  // d(2a)^2 = 8a
+}
+
+TEST_CASE("a 100000-deep chain backpropagates and is freed without stack overflow",
+          "[autograd]") {
+  Tensor x = leaf({1.0}, {1});
+  Tensor y = x;
+  for (int i = 0; i < 100000; ++i) y = y * 1.0;
+  y.sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{1.0});
+  y = Tensor();  // drops the whole chain: Note [Iterative graph teardown]
+  Tensor z = x;
+  for (int i = 0; i < 100000; ++i) z = z.exp().mul(0.0).add(x);  // saves tensors on the way
+  z = Tensor();
+  SUCCEED("teardown of a graph holding saved tensors did not overflow the stack");
+}
+
+TEST_CASE("backward frees saved buffers: memory returns to its baseline", "[autograd]") {
+  Tensor w = randn({64, 64}, kFloat64).requires_grad_();
+  Tensor x = randn({64, 64}, kFloat64);
+  auto step = [&] {
+    Tensor h = (x * w).exp();
+    Tensor loss = (h * h).mean();
+    loss.backward();
+  };
+  step();  // .grad exists from here on
+  const int64_t baseline = static_cast<int64_t>(memory_stats(kCPU).allocated_bytes);
+  for (int i = 0; i < 5; ++i) step();
+  CHECK(static_cast<int64_t>(memory_stats(kCPU).allocated_bytes) == baseline);
+  // Saved buffers go as soon as backward used them, even while the graph is still referenced.
+  Tensor h = (x * w).exp();
+  Tensor loss = (h * h).mean();
+  h = Tensor();
+  const int64_t with_graph = static_cast<int64_t>(memory_stats(kCPU).allocated_bytes);
+  loss.backward();
+  CHECK(static_cast<int64_t>(memory_stats(kCPU).allocated_bytes) < with_graph);
+}
+
+TEST_CASE("create_graph makes the backward differentiable", "[autograd]") {
+  Tensor x = leaf({2.0, 3.0}, {2});
+  Tensor y = (x * x * x).sum();                      // dy/dx = 3x^2, d2y/dx2 = 6x
+  Tensors g = autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true);
+  CHECK(g[0].requires_grad());
+  CHECK(values(g[0]) == std::vector<double>{12, 27});
+  g[0].sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{12, 18});
+}
+
+namespace {
+struct Cube : autograd::Function<Cube> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x, double scale) {
+    ctx->save_for_backward({x});
+    ctx->saved_data["scale"] = scale;
+    return x * x * x * scale;
+  }
+  static Tensors backward(autograd::AutogradContext* ctx, const Tensors& grads) {
+    Tensor x = ctx->get_saved_variables()[0];
+    const double scale = std::any_cast<double>(ctx->saved_data["scale"]);
+    return {grads[0] * x * x * (3.0 * scale)};
+  }
+};
+
+struct MaxWithIndex : autograd::Function<MaxWithIndex> {
+  static Tensors forward(autograd::AutogradContext* ctx, const Tensor& x) {
+    Tensor idx = x.argmax(0, true);
+    Tensor val = x.gather(0, idx);
+    ctx->save_for_backward({idx});
+    ctx->saved_data["n"] = x.size(0);
+    ctx->mark_non_differentiable({idx});
+    return {val, idx};
+  }
+  static Tensors backward(autograd::AutogradContext* ctx, const Tensors& grads) {
+    Tensor idx = ctx->get_saved_variables()[0];
+    const int64_t n = std::any_cast<int64_t>(ctx->saved_data["n"]);
+    return {zeros({n}, kFloat64).scatter(0, idx, grads[0])};
+  }
+};
+}  // namespace
+
+TEST_CASE("custom Function: forward and backward with a context", "[autograd]") {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = Cube::apply(x, 2.0);
+  CHECK(y.grad_fn()->name() == "CubeBackward");
+  CHECK(values(y) == std::vector<double>{2, 16});
+  y.sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{6, 24});
+  autograd::GradcheckResult r =
+      autograd::gradcheck([](const Tensors& in) { return Tensors{Cube::apply(in[0], 0.5)}; },
+                          {leaf({0.3, -1.2, 2.0}, {3})});
+  INFO(r.report);
+  CHECK(r.ok);
+
+  Tensor z = leaf({1, 5, 3}, {3});
+  Tensors outs = MaxWithIndex::apply(z);
+  CHECK(outs[0].requires_grad());
+  CHECK(!outs[1].requires_grad());
+  outs[0].sum().backward();
+  CHECK(values(z.grad()) == std::vector<double>{0, 1, 0});
+  // Without grad the context records nothing.
+  NoGradGuard no_grad;
+  CHECK(!Cube::apply(x, 1.0).requires_grad());
+}
+
+TEST_CASE("gradcheck reports the worst element of a wrong derivative", "[autograd]") {
+  struct WrongSquare : autograd::Function<WrongSquare> {
+    static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x) {
+      ctx->save_for_backward({x});
+      return x * x;
+    }
+    static Tensors backward(autograd::AutogradContext* ctx, const Tensors& grads) {
+      return {grads[0] * ctx->get_saved_variables()[0] * 3.0};  // should be 2x
+    }
+  };
+  autograd::GradcheckResult r = autograd::gradcheck(
+      [](const Tensors& in) { return Tensors{WrongSquare::apply(in[0])}; }, {leaf({1, 2}, {2})});
+  CHECK(!r.ok);
+  CHECK_THAT(r.report, Contains("analytical 6") && Contains("numerical 4"));
+  CHECK_THROWS_WITH(autograd::gradcheck([](const Tensors& in) { return in; },
+                                        {ones({2}).requires_grad_()}),
+                    Contains("float64"));
+}
+
+TEST_CASE("anomaly mode names the backward node and forward op that made a NaN", "[autograd]") {
+  struct NanBackward : autograd::Function<NanBackward> {
+    static Tensor forward(autograd::AutogradContext*, const Tensor& x) { return x * 2.0; }
+    static Tensors backward(autograd::AutogradContext*, const Tensors& grads) {
+      return {grads[0] * std::nan("")};
+    }
+  };
+  Tensor x = leaf({1, 2}, {2});
+  {
+    autograd::DetectAnomalyGuard guard;
+    Tensor y = NanBackward::apply(x).exp().sum();
+    try {
+      y.backward();
+      FAIL("expected an anomaly error");
+    } catch (const Error& e) {
+      CHECK_THAT(std::string(e.what()), Contains("NanBackward") && Contains("nan"));
+    }
+  }
+  CHECK(!autograd::is_anomaly_enabled());
+  // Without anomaly mode the NaN goes through silently, as in PyTorch.
+  NanBackward::apply(x).sum().backward();
+  CHECK(std::isnan(values(x.grad())[0]));
+}
+
+TEST_CASE("anomaly forward check names the first op whose output holds NaN or Inf",
+          "[autograd]") {
+  Tensor x = leaf({1000.0, 1.0}, {2});
+  autograd::DetectAnomalyGuard guard(/*check_forward=*/true);
+  Tensor y = x * 2.0;  // fine
+  try {
+    Tensor z = y.exp();  // overflows to inf
+    FAIL("expected an anomaly error");
+  } catch (const Error& e) {
+    CHECK_THAT(std::string(e.what()), Contains("forward op Exp") && Contains("first op"));
+  }
+}
+
+TEST_CASE("to_dot draws the graph with node names and leaf shapes", "[autograd]") {
+  Tensor w = leaf({1, 2}, {2});
+  w.set_name("w");
+  Tensor loss = (w.exp() * 2.0).sum();
+  std::string dot = autograd::to_dot(loss);
+  CHECK_THAT(dot, Contains("digraph"));
+  CHECK_THAT(dot, Contains("SumBackward"));
+  CHECK_THAT(dot, Contains("MulBackward"));
+  CHECK_THAT(dot, Contains("ExpBackward"));
+  CHECK_THAT(dot, Contains("AccumulateGrad"));
+  CHECK_THAT(dot, Contains("w\\nfloat64 [2]"));
+  // next_functions as the graph API shows them
+  auto fn = loss.grad_fn();
+  REQUIRE(fn->next_edges().size() == 1);
+  CHECK(fn->next_edges()[0].fn->name() == "MulBackward");
+}
