@@ -32,22 +32,22 @@ void check_inplace(const Tensor& self, const char* op) {
   if (!detail::grad_mode_enabled) return;
   const AutogradMeta* m = get_meta(self);
   if (m == nullptr) return;
-  if (m->view) {
-    const ViewInfo& v = *m->view;
-    if (is_leaf_requiring_grad(v.base)) {
-      EMBER_ERROR(op, ": a view of a leaf Variable that requires grad is being used in an "
-                  "in-place operation (view ", describe(self), " of leaf ", describe(v.base),
-                  "). Do it under NoGradGuard, or on a clone.");
-    }
-    if (v.creation == CreationMeta::NoGradMode && requires_grad_fast(v.base)) {
-      EMBER_ERROR(op, ": a view was created in no_grad mode and is being modified inplace with "
-                  "grad mode enabled (view ", describe(self), "). Given that this use case is "
-                  "ambiguous and error-prone, it is forbidden; clone() the view first.");
-    }
-  } else if (m->requires_grad && m->grad_fn == nullptr) {
+  if (m->requires_grad && m->grad_fn == nullptr) {
     EMBER_ERROR(op, ": a leaf Variable that requires grad (", describe(self),
                 ") is being used in an in-place operation. Do it under NoGradGuard (as "
                 "optimizers do), or on a clone.");
+  }
+  if (!m->view) return;
+  const ViewInfo& v = *m->view;
+  if (is_leaf_requiring_grad(v.base)) {
+    EMBER_ERROR(op, ": a view of a leaf Variable that requires grad is being used in an "
+                "in-place operation (view ", describe(self), " of leaf ", describe(v.base),
+                "). Do it under NoGradGuard, or on a clone.");
+  }
+  if (v.creation == CreationMeta::NoGradMode && requires_grad_fast(v.base)) {
+    EMBER_ERROR(op, ": a view was created in no_grad mode and is being modified inplace with "
+                "grad mode enabled (view ", describe(self), "). Given that this use case is "
+                "ambiguous and error-prone, it is forbidden; clone() the view first.");
   }
 }
 

@@ -246,6 +246,26 @@ TEST_CASE("in-place through a view rebases the base with CopySlices", "[autograd
   CHECK(values(a.grad()) == std::vector<double>{40, 48});  // d(2a)^2 = 8a
 }
 
+TEST_CASE("other views of a base see its new history after an in-place op", "[autograd]") {
+  Tensor x = leaf({1, 2, 3, 4}, {4});
+  Tensor y = x * 1.0;
+  Tensor first = y.narrow(0, 0, 2);
+  Tensor second = y.narrow(0, 1, 2);  // overlaps `first` in y[1]
+  first.mul_(10.0);                   // y = [10, 20, 3, 4]; second = [20, 3]
+  CHECK(values(second) == std::vector<double>{20, 3});
+  (second * 1.0).sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{0, 10, 1, 0});
+
+  // A view made under no_grad from a tensor that requires grad may not be written with grad on.
+  Tensor z = x * 1.0;
+  Tensor v;
+  {
+    NoGradGuard no_grad;
+    v = z.narrow(0, 0, 2);
+  }
+  CHECK_THROWS_WITH(v.mul_(2.0), Contains("created in no_grad mode"));
+}
+
 TEST_CASE("a 100000-deep chain backpropagates and is freed without stack overflow",
           "[autograd]") {
   Tensor x = leaf({1.0}, {1});
@@ -417,4 +437,36 @@ TEST_CASE("to_dot draws the graph with node names and leaf shapes", "[autograd]"
   auto fn = loss.grad_fn();
   REQUIRE(fn->next_edges().size() == 1);
   CHECK(fn->next_edges()[0].fn->name() == "MulBackward");
+}
+
+TEST_CASE("a 2-layer MLP trained by hand with SGD converges", "[autograd]") {
+  manual_seed(0);
+  // A smooth synthetic regression target: y = sin(x0) + x1 * x2 - 0.5 x3.
+  Tensor x = randn({128, 4});
+  Tensor y = (x.select(1, 0).sin() + x.select(1, 1) * x.select(1, 2) - x.select(1, 3) * 0.5)
+                 .unsqueeze(1);
+  Tensor w1 = (randn({4, 32}) * 0.5).requires_grad_();
+  Tensor b1 = zeros({32}).requires_grad_();
+  Tensor w2 = (randn({32, 1}) * 0.2).requires_grad_();
+  Tensor b2 = zeros({1}).requires_grad_();
+  auto loss_fn = [&] {
+    Tensor h = (x.matmul(w1) + b1).relu();
+    Tensor pred = h.matmul(w2) + b2;
+    return ((pred - y) * (pred - y)).mean();
+  };
+  const float initial = loss_fn().item<float>();
+  float last = initial;
+  for (int step = 0; step < 300; ++step) {
+    Tensor loss = loss_fn();
+    loss.backward();
+    NoGradGuard no_grad;
+    for (Tensor* p : {&w1, &b1, &w2, &b2}) {
+      p->sub_(p->grad() * 0.05);
+      p->grad().zero_();
+    }
+    last = loss.item<float>();
+  }
+  INFO("initial loss " << initial << ", final " << last);
+  CHECK(last < initial * 0.1f);
+  CHECK(std::isfinite(last));
 }
