@@ -54,9 +54,10 @@ struct AutogradMeta final : AutogradMetaInterface {
   std::vector<std::pair<int64_t, std::function<void(const Tensor&)>>> post_accumulate_hooks;
 };
 
-// The tensor's meta, or null.
+// The tensor's meta, or null (also for an undefined tensor).
 inline AutogradMeta* get_meta(const Tensor& t) {
-  return static_cast<AutogradMeta*>(t.impl().autograd_meta.get());
+  const TensorImpl* impl = t.unsafe_impl();
+  return impl == nullptr ? nullptr : static_cast<AutogradMeta*>(impl->autograd_meta.get());
 }
 // The tensor's meta, made if missing.
 AutogradMeta& materialize_meta(const Tensor& t);

@@ -1,15 +1,38 @@
 // Public ops of the softmax family (core/ops/softmax.h): forward = native::, plus autograd.
+//
+// Both ops save their result y and reduce the gradient along `dim` (keepdim, so it broadcasts
+// back over the line):
+//   softmax:     dx = y (g - sum(g y))
+//   log_softmax: dx = g - exp(y) sum(g)
+// one_hot gives int64 and has no derivative (core/ops/softmax.cpp defines it).
+
+#include "core/ops/softmax.h"
 
 #include "autograd/ops/common.h"
-#include "core/ops/softmax.h"
 
 namespace ember {
 
 Tensor softmax(const Tensor& self, int64_t dim) {
-  return native::softmax(self, dim);
+  Op op("SoftmaxBackward", self);
+  Tensor y = op.run([&] { return native::softmax(self, dim); });
+  op.set_output(y);
+  op.save_output(y);
+  op.backward([dim](const Saved& s, const Tensors& g) -> Tensors {
+    Tensor y = s[0];
+    return {mul(y, sub(g[0], sum(mul(g[0], y), {dim}, /*keepdim=*/true)))};
+  });
+  return y;
 }
+
 Tensor log_softmax(const Tensor& self, int64_t dim) {
-  return native::log_softmax(self, dim);
+  Op op("LogSoftmaxBackward", self);
+  Tensor y = op.run([&] { return native::log_softmax(self, dim); });
+  op.set_output(y);
+  op.save_output(y);
+  op.backward([dim](const Saved& s, const Tensors& g) -> Tensors {
+    return {sub(g[0], mul(exp(s[0]), sum(g[0], {dim}, /*keepdim=*/true)))};
+  });
+  return y;
 }
 
 }  // namespace ember

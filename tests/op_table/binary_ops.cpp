@@ -277,6 +277,24 @@ std::vector<OpInfo> entries() {
                return Refs{ref_binary(r[0], r[1], f), ref_binary(r[0], r[1], f),
                            ref_unary(r[1], [](double b) { return std::pow(2.0, b); })};
              },
+             4.0, same, GradSupport::Full,
+             // A negative base to a fractional power is NaN: no derivative to check there.
+             // The positive-base entry below checks the gradients.
+             [](const Sample& s) { return !lt(s.args[0], 0).any().item<bool>(); }},
+      // Positive bases with exponents of both signs: gradients for base and exponent, in place
+      // and with a Scalar base.
+      OpInfo{"pow", floating_dtypes(),
+             [](DType dt) { return binary_samples(dt, 0.2, 3, -2, 3); },
+             [](const Sample& s) {
+               Tensor self = self_for(s.args[0], {s.args[1]});
+               return std::vector<Tensor>{pow(s.args[0], s.args[1]), self.pow_(s.args[1]),
+                                          pow(0.5, s.args[1])};
+             },
+             [](const Refs& r) {
+               auto f = [](double a, double b) { return std::pow(a, b); };
+               return Refs{ref_binary(r[0], r[1], f), ref_binary(r[0], r[1], f),
+                           ref_unary(r[1], [](double b) { return std::pow(0.5, b); })};
+             },
              4.0, same},
 
       OpInfo{"maximum", all_dtypes(), [](DType dt) { return binary_samples(dt); },

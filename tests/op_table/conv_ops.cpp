@@ -1,8 +1,9 @@
 // Op-table entries for the convolution and pooling building blocks (core/ops/conv.h), with
 // direct float64 references: convolution as the 7-deep loop of its definition, pooling window by
-// window. Each sample's last argument is a float64 tensor of the op's integer parameters (listed
-// at each entry), so one entry covers stride / padding / dilation / groups variants, batches of
-// 1 and 2, empty batches, unbatched and non-contiguous inputs.
+// window. Each sample's last argument is an int64 tensor of the op's integer parameters (listed
+// at each entry; an integer tensor, so that gradcheck leaves it alone), so one entry covers
+// stride / padding / dilation / groups variants, batches of 1 and 2, empty batches, unbatched
+// and non-contiguous inputs.
 
 #include <cmath>
 #include <limits>
@@ -12,8 +13,7 @@
 namespace ember::testing {
 namespace {
 
-
-Tensor params(std::vector<double> p) { return tensor<double>(p); }
+// Parameter i of a sample's parameter list (params() in op_table.h makes the list).
 int64_t param(const RefTensor& p, size_t i) { return static_cast<int64_t>(p.data[i]); }
 
 // Views an (N, C, H, W) or unbatched (C, H, W) reference as batched dims.

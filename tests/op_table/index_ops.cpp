@@ -577,20 +577,29 @@ std::vector<OpInfo> entries() {
                return Refs{RefTensor({n, r[0].dim()}, coords)};
              },
              4.0, [](DType) { return kInt64; }},
+      // Row 0 of weight as padding_idx gets no gradient by design (it is not the derivative),
+      // so the second output zeroes the rows that read it: its values then do not depend on
+      // row 0 either, and gradcheck checks the other rows. The first output checks every row.
       OpInfo{"embedding", all_dtypes(), embedding_samples,
              [](const Sample& s) {
+               Tensor padded = embedding(s.args[0], s.args[1], 0);
+               Tensor reads_padding = eq(s.args[1], 0).unsqueeze(-1);
                return std::vector<Tensor>{embedding(s.args[0], s.args[1]),
-                                          embedding(s.args[0], s.args[1], 0)};
+                                          masked_fill(padded, reads_padding, 0)};
              },
              [](const Refs& r) {
                const int64_t d = r[0].shape[1];
                Shape shape = r[1].shape;
                shape.push_back(d);
-               RefTensor out(shape);
-               for (int64_t i = 0; i < r[1].numel(); ++i)
-                 for (int64_t j = 0; j < d; ++j)
-                   out.data[i * d + j] = r[0].at({static_cast<int64_t>(r[1].data[i]), j});
-               return Refs{out, out};
+               RefTensor out(shape), padded(shape);
+               for (int64_t i = 0; i < r[1].numel(); ++i) {
+                 const int64_t row = static_cast<int64_t>(r[1].data[i]);
+                 for (int64_t j = 0; j < d; ++j) {
+                   out.data[i * d + j] = r[0].at({row, j});
+                   padded.data[i * d + j] = row == 0 ? 0.0 : out.data[i * d + j];
+                 }
+               }
+               return Refs{out, padded};
              }},
       OpInfo{"sort", all_dtypes(), sort_samples,
              [](const Sample& s) {
