@@ -54,7 +54,8 @@ std::string to_dot(const Tensors& roots) {
     os << "  " << id << " [label=\"" << n->name() << "\"];\n";
     if (const auto* acc = dynamic_cast<const AccumulateGrad*>(n)) {
       os << "  " << id << "_leaf [shape=box, style=filled, fillcolor=\"#c8dcf8\", label=\""
-         << tensor_label(acc->variable(), "leaf") << "\"];\n";
+         << (acc->variable().defined() ? tensor_label(acc->variable(), "leaf") : "(freed leaf)")
+         << "\"];\n";
       os << "  " << id << " -> " << id << "_leaf;\n";
     }
     for (const Edge& e : n->next_edges()) {

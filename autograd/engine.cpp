@@ -44,13 +44,13 @@ Tensor fit_gradient(const Tensor& g, const Node& producer, size_t index, const N
                     uint32_t slot) {
   const GradSlotMeta& meta = receiver.output_meta(slot);
   Tensor out = g;
-  if (out.sizes() != meta.shape) {
+  if (!meta.has_shape(out.sizes())) {
     try {
-      out = sum_to(out, meta.shape);
+      out = sum_to(out, meta.sizes());
     } catch (const Error&) {
       EMBER_ERROR("Function ", producer.name(), " returned an invalid gradient at index ", index,
                   " - got ", shape_str(g.sizes()), " but expected shape compatible with ",
-                  shape_str(meta.shape));
+                  shape_str(meta.sizes()));
     }
   }
   if (out.dtype() != meta.dtype) out = out.to(meta.dtype);
@@ -218,7 +218,7 @@ class GraphTask {
       for (size_t i = 0; i < grads.size(); ++i) {
         if (!grads[i].defined()) {
           const GradSlotMeta& m = node.output_meta(i);
-          grads[i] = ember::zeros(m.shape, TensorOptions(m.dtype).device(m.device));
+          grads[i] = ember::zeros(m.sizes(), TensorOptions(m.dtype).device(m.device));
         }
       }
       if (is_anomaly_enabled()) {

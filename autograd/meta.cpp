@@ -43,12 +43,8 @@ Edge gradient_edge(const Tensor& t) {
   if (m->view) refresh_view_grad_fn(t, *m);
   if (m->grad_fn) return Edge{m->grad_fn, m->output_nr};
   if (!m->requires_grad) return Edge{};
-  std::shared_ptr<Node> acc = m->grad_accumulator.lock();
-  if (!acc) {
-    acc = std::make_shared<AccumulateGrad>(t);
-    m->grad_accumulator = acc;
-  }
-  return Edge{std::move(acc), 0};
+  if (!m->grad_accumulator) m->grad_accumulator = std::make_shared<AccumulateGrad>(t);
+  return Edge{m->grad_accumulator, 0};
 }
 
 }  // namespace ember::autograd

@@ -40,7 +40,7 @@ struct AutogradMeta final : AutogradMetaInterface {
   bool requires_grad = false;  // leaves: set by requires_grad_(); non-leaves: grad_fn != null
   Tensor grad;
   std::shared_ptr<Node> grad_fn;
-  std::weak_ptr<Node> grad_accumulator;  // leaves: the AccumulateGrad node (owned by graphs)
+  std::shared_ptr<Node> grad_accumulator;  // leaves: their AccumulateGrad node (autograd/node.h)
   uint32_t output_nr = 0;
   bool retains_grad = false;
   std::string name;

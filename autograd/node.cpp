@@ -23,24 +23,22 @@ Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_rela
 // node hands what it owns to defer_release, which, on the outermost call, drains a queue: each
 // destructor then runs at constant depth.
 namespace {
-thread_local std::vector<std::shared_ptr<void>>* teardown_queue = nullptr;
+thread_local std::vector<std::shared_ptr<void>> teardown_queue;
+thread_local bool tearing_down = false;
 }  // namespace
 
 void defer_release(std::shared_ptr<void> obj) {
-  if (!obj) return;
-  if (teardown_queue != nullptr) {
-    teardown_queue->push_back(std::move(obj));
-    return;
-  }
-  std::vector<std::shared_ptr<void>> queue;
-  teardown_queue = &queue;
-  queue.push_back(std::move(obj));
-  while (!queue.empty()) {
-    std::shared_ptr<void> last = std::move(queue.back());
-    queue.pop_back();
+  // Someone else still holds it: letting go cannot destroy anything.
+  if (!obj || obj.use_count() > 1) return;
+  teardown_queue.push_back(std::move(obj));
+  if (tearing_down) return;
+  tearing_down = true;
+  while (!teardown_queue.empty()) {
+    std::shared_ptr<void> last = std::move(teardown_queue.back());
+    teardown_queue.pop_back();
     last.reset();  // may push more onto the queue
   }
-  teardown_queue = nullptr;
+  tearing_down = false;
 }
 
 Node::~Node() {
@@ -67,7 +65,11 @@ std::string Node::forward_name() const {
 }
 
 uint32_t Node::add_output(const Tensor& t) {
-  outputs_.push_back(GradSlotMeta{t.sizes(), t.dtype(), t.device()});
+  GradSlotMeta meta;
+  for (int64_t s : t.sizes()) meta.shape.push_back(s);
+  meta.dtype = t.dtype();
+  meta.device = t.device();
+  outputs_.push_back(std::move(meta));
   return static_cast<uint32_t>(outputs_.size() - 1);
 }
 
@@ -110,12 +112,18 @@ void Node::run_pre_hooks(Tensors& grads) const {
 
 // ---- AccumulateGrad --------------------------------------------------------------------------
 
-AccumulateGrad::AccumulateGrad(Tensor variable) : variable_(std::move(variable)) {
-  add_output(variable_);
+AccumulateGrad::AccumulateGrad(const Tensor& variable) : variable_(variable.impl_ptr()) {
+  add_output(variable);
+}
+
+Tensor AccumulateGrad::variable() const {
+  std::shared_ptr<TensorImpl> impl = variable_.lock();
+  return impl ? Tensor(std::move(impl)) : Tensor();
 }
 
 void AccumulateGrad::run_pre_hooks(Tensors& grads) const {
-  const AutogradMeta* m = get_meta(variable_);
+  const Tensor leaf = variable();
+  const AutogradMeta* m = get_meta(leaf);
   if (m == nullptr || grads.empty() || !grads[0].defined()) return;
   for (const auto& h : m->leaf_hooks) {
     Tensor replaced = h.fn(grads[0]);
@@ -131,8 +139,9 @@ void AccumulateGrad::run_pre_hooks(Tensors& grads) const {
 // history, so a second derivative can flow through .grad.
 Tensors AccumulateGrad::apply(Tensors&& grads) {
   Tensor g = std::move(grads.at(0));
-  if (!g.defined()) return {};
-  AutogradMeta& m = materialize_meta(variable_);
+  const Tensor leaf = variable();
+  if (!g.defined() || !leaf.defined()) return {};
+  AutogradMeta& m = materialize_meta(leaf);
   if (is_grad_enabled()) {
     m.grad = m.grad.defined() ? ember::add(m.grad, g) : g;
   } else if (!m.grad.defined()) {
@@ -142,7 +151,7 @@ Tensors AccumulateGrad::apply(Tensors&& grads) {
   } else {
     native::add_(m.grad, g, 1);
   }
-  for (const auto& h : m.post_accumulate_hooks) h.second(variable_);
+  for (const auto& h : m.post_accumulate_hooks) h.second(leaf);
   return {};
 }
 

@@ -18,6 +18,7 @@
 // soon as its last tensor goes. Note [Iterative graph teardown] in node.cpp explains why
 // destroying a 100,000-node chain does not overflow the stack.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -25,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/small_vector.h"
 #include "core/tensor.h"
 
 namespace ember::autograd {
@@ -41,9 +43,14 @@ struct Edge {
 // What a node knows about each of its forward outputs (= each gradient it receives): enough to
 // reduce a broadcast gradient to the right shape, cast it to the right dtype, or make zeros.
 struct GradSlotMeta {
-  Shape shape;
+  DimVector shape;  // inline storage: recording an op allocates as little as possible
   DType dtype = DType::Float32;
   Device device;
+
+  Shape sizes() const { return Shape(shape.begin(), shape.end()); }
+  bool has_shape(const Shape& s) const {
+    return s.size() == shape.size() && std::equal(s.begin(), s.end(), shape.begin());
+  }
 };
 
 // Anomaly mode records where each node was made (autograd/anomaly.h).
@@ -115,18 +122,21 @@ class Node : public std::enable_shared_from_this<Node> {
 // The node at the end of every path to a leaf that requires grad: adds the incoming gradient
 // into the leaf's .grad (Note [Gradient accumulation] in node.cpp), then runs the leaf's
 // post-accumulate-grad hooks. Its one gradient slot has the leaf's shape.
+// The leaf owns this node (so recording an op does not rebuild it every time) and the node
+// refers back to the leaf weakly: a gradient for a leaf nobody holds any more is dropped.
 class AccumulateGrad final : public Node {
  public:
-  explicit AccumulateGrad(Tensor variable);
+  explicit AccumulateGrad(const Tensor& variable);
   std::string name() const override { return "AccumulateGrad"; }
   std::string forward_name() const override { return "leaf"; }
   Tensors apply(Tensors&& grads) override;
   // A leaf's hooks live on the leaf (Tensor::register_hook), not on this node.
   void run_pre_hooks(Tensors& grads) const override;
-  const Tensor& variable() const { return variable_; }
+  // The leaf, or an undefined tensor once it is gone.
+  Tensor variable() const;
 
  private:
-  Tensor variable_;
+  std::weak_ptr<TensorImpl> variable_;
 };
 
 // Hands `obj` to the iterative teardown (Note [Iterative graph teardown]).

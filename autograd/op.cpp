@@ -53,6 +53,7 @@ std::string anomaly_context(const char* forward, std::initializer_list<const Ten
 
 void Op::start(std::initializer_list<const Tensor*> inputs) {
   node_ = std::make_shared<OpNode>(name_);
+  node_->mutable_next_edges().reserve(inputs.size());
   for (const Tensor* t : inputs) node_->add_next_edge(t->defined() ? gradient_edge(*t) : Edge{});
   if (is_anomaly_enabled()) {
     auto info = std::make_unique<AnomalyInfo>();
