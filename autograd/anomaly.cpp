@@ -1,10 +1,10 @@
 #include "autograd/anomaly.h"
 
-#include <atomic>
-#include <sstream>
-
 #include <cxxabi.h>
 #include <execinfo.h>
+
+#include <atomic>
+#include <sstream>
 
 #include "autograd/grad_mode.h"
 #include "core/ops/reduce.h"

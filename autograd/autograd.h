@@ -25,5 +25,5 @@
 #include "autograd/engine.h"
 #include "autograd/function.h"
 #include "autograd/grad_mode.h"
-#include "autograd/node.h"
 #include "autograd/gradcheck.h"
+#include "autograd/node.h"

@@ -59,14 +59,14 @@ Tensor fit_gradient(const Tensor& g, const Node& producer, size_t index, const N
 
 class GraphTask {
  public:
-  GraphTask(bool keep_graph, bool create_graph) : keep_graph_(keep_graph), create_graph_(create_graph) {}
+  GraphTask(bool keep_graph, bool create_graph)
+      : keep_graph_(keep_graph), create_graph_(create_graph) {}
 
   Tensors run(const Tensors& outputs, const Tensors& grad_outputs, const Tensors& inputs,
               bool accumulate, bool allow_unused) {
     EMBER_CHECK(!outputs.empty(), "backward: no outputs to differentiate");
-    EMBER_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(),
-                "backward: got ", grad_outputs.size(), " gradients for ", outputs.size(),
-                " outputs");
+    EMBER_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), "backward: got ",
+                grad_outputs.size(), " gradients for ", outputs.size(), " outputs");
     // 1. Roots.
     std::vector<Edge> roots;
     Tensors root_grads;
@@ -74,13 +74,17 @@ class GraphTask {
       const Tensor& out = outputs[i];
       EMBER_CHECK(out.defined(), "backward: output ", i, " is undefined");
       Edge e = gradient_edge(out);
-      EMBER_CHECK(e.valid(), "element ", i, " of tensors does not require grad and does not "
-                  "have a grad_fn (", dtype_name(out.dtype()), " ", shape_str(out.sizes()),
+      EMBER_CHECK(e.valid(), "element ", i,
+                  " of tensors does not require grad and does not "
+                  "have a grad_fn (",
+                  dtype_name(out.dtype()), " ", shape_str(out.sizes()),
                   "). Did you forget requires_grad_(), or compute it under NoGradGuard?");
       Tensor g = grad_outputs.empty() ? Tensor() : grad_outputs[i];
       if (!g.defined()) {
-        EMBER_CHECK(out.numel() == 1, "grad can be implicitly created only for scalar outputs: "
-                    "output ", i, " has shape ", shape_str(out.sizes()),
+        EMBER_CHECK(out.numel() == 1,
+                    "grad can be implicitly created only for scalar outputs: "
+                    "output ",
+                    i, " has shape ", shape_str(out.sizes()),
                     "; pass a gradient of that shape to backward()");
         g = ember::ones_like(out);
       } else {
@@ -112,7 +116,8 @@ class GraphTask {
     std::unordered_set<Node*> seeded;
     for (const Edge& r : roots) {
       Node* n = r.fn.get();
-      if (states_.at(n).dependencies == 0 && seeded.insert(n).second) ready_.push({n->sequence_nr(), n});
+      if (states_.at(n).dependencies == 0 && seeded.insert(n).second)
+        ready_.push({n->sequence_nr(), n});
     }
     captured_.assign(inputs.size(), Tensor());
 
@@ -127,7 +132,8 @@ class GraphTask {
     for (size_t j = 0; j < inputs.size(); ++j) {
       const bool leaf_target = dynamic_cast<AccumulateGrad*>(targets[j].fn.get()) != nullptr;
       if (accumulate) {
-        if (!leaf_target && captured_[j].defined()) {  // a non-leaf input: accumulate like retain_grad
+        if (!leaf_target &&
+            captured_[j].defined()) {  // a non-leaf input: accumulate like retain_grad
           AutogradMeta& m = materialize_meta(inputs[j]);
           m.grad = m.grad.defined() ? ember::add(m.grad, captured_[j]) : captured_[j];
         }
@@ -204,7 +210,8 @@ class GraphTask {
     Tensors grads = std::move(s.buffer);
     grads.resize(node.num_outputs());
     GradModeGuard mode(create_graph_);
-    if (node.has_pre_hooks() || dynamic_cast<AccumulateGrad*>(&node) != nullptr) node.run_pre_hooks(grads);
+    if (node.has_pre_hooks() || dynamic_cast<AccumulateGrad*>(&node) != nullptr)
+      node.run_pre_hooks(grads);
     auto cap = captures_.find(&node);
     if (cap != captures_.end()) {
       for (const Capture& c : cap->second) captured_[c.input_index] = grads.at(c.slot);
@@ -235,9 +242,10 @@ class GraphTask {
       if (is_anomaly_enabled()) {
         for (size_t i = 0; i < outputs.size(); ++i) {
           if (outputs[i].defined() && has_nonfinite(outputs[i])) {
-            EMBER_ERROR("anomaly detection: Function '", node.name(), "' returned nan or inf "
-                        "values in its ", i, "th output (forward op ", node.forward_name(), ")",
-                        anomaly_where(node));
+            EMBER_ERROR("anomaly detection: Function '", node.name(),
+                        "' returned nan or inf "
+                        "values in its ",
+                        i, "th output (forward op ", node.forward_name(), ")", anomaly_where(node));
           }
         }
       }
@@ -264,8 +272,8 @@ class GraphTask {
 
 }  // namespace
 
-void backward(const Tensors& outputs, const Tensors& grad_outputs,
-              std::optional<bool> retain_graph, bool create_graph, const Tensors& inputs) {
+void backward(const Tensors& outputs, const Tensors& grad_outputs, std::optional<bool> retain_graph,
+              bool create_graph, const Tensors& inputs) {
   GraphTask task(retain_graph.value_or(create_graph), create_graph);
   task.run(outputs, grad_outputs, inputs, /*accumulate=*/true, /*allow_unused=*/true);
 }

@@ -1,13 +1,14 @@
 #include "autograd/function.h"
 
-#include <cstdlib>
-
 #include <cxxabi.h>
+
+#include <cstdlib>
 
 namespace ember::autograd {
 
 Tensors AutogradContext::get_saved_variables() const {
-  EMBER_CHECK(!released_, "get_saved_variables: Trying to backward through the graph a second "
+  EMBER_CHECK(!released_,
+              "get_saved_variables: Trying to backward through the graph a second "
               "time (or directly access saved tensors after they have already been freed). "
               "Specify retain_graph=true if you need to backward through the graph a second time.");
   Tensors out;

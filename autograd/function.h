@@ -57,7 +57,10 @@ class AutogradContext {
   friend struct Function;
   void finish_forward(Node* node, const Tensors& outputs);
   bool is_non_differentiable(const Tensor& t) const;
-  void release() { saved_.clear(); released_ = true; }
+  void release() {
+    saved_.clear();
+    released_ = true;
+  }
 
   Node* node_ = nullptr;
   Tensors to_save_;

@@ -45,8 +45,8 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const Tensors& inputs,
   std::vector<size_t> wrt;  // the inputs that require grad
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!differentiable(inputs[i])) continue;
-    EMBER_CHECK(inputs[i].dtype() == kFloat64, "gradcheck: input ", i, " is ",
-                describe(inputs[i]), "; inputs that require grad must be float64");
+    EMBER_CHECK(inputs[i].dtype() == kFloat64, "gradcheck: input ", i, " is ", describe(inputs[i]),
+                "; inputs that require grad must be float64");
     wrt.push_back(i);
   }
   EMBER_CHECK(!wrt.empty(), "gradcheck: no input requires grad");
@@ -133,9 +133,9 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const Tensors& inputs,
             report.str("");
             report << "Jacobian mismatch for output " << outs[oi] << " (" << describe(y)
                    << ") with respect to input " << wrt[k] << " (" << describe(inputs[wrt[k]])
-                   << "): worst element d out[" << r << "] / d in[" << j << "]: analytical "
-                   << an << ", numerical " << nu << " (error " << err << ", tolerance " << tol
-                   << ")" << (has_graph ? "" : "; the output does not require grad") << "\n";
+                   << "): worst element d out[" << r << "] / d in[" << j << "]: analytical " << an
+                   << ", numerical " << nu << " (error " << err << ", tolerance " << tol << ")"
+                   << (has_graph ? "" : "; the output does not require grad") << "\n";
           }
         }
       }

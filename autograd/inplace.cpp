@@ -40,13 +40,18 @@ void check_inplace(const Tensor& self, const char* op) {
   if (!m->view) return;
   const ViewInfo& v = *m->view;
   if (is_leaf_requiring_grad(v.base)) {
-    EMBER_ERROR(op, ": a view of a leaf Variable that requires grad is being used in an "
-                "in-place operation (view ", describe(self), " of leaf ", describe(v.base),
+    EMBER_ERROR(op,
+                ": a view of a leaf Variable that requires grad is being used in an "
+                "in-place operation (view ",
+                describe(self), " of leaf ", describe(v.base),
                 "). Do it under NoGradGuard, or on a clone.");
   }
   if (v.creation == CreationMeta::NoGradMode && requires_grad_fast(v.base)) {
-    EMBER_ERROR(op, ": a view was created in no_grad mode and is being modified inplace with "
-                "grad mode enabled (view ", describe(self), "). Given that this use case is "
+    EMBER_ERROR(op,
+                ": a view was created in no_grad mode and is being modified inplace with "
+                "grad mode enabled (view ",
+                describe(self),
+                "). Given that this use case is "
                 "ambiguous and error-prone, it is forbidden; clone() the view first.");
   }
 }
@@ -60,7 +65,8 @@ void track_view(const Tensor& view, const Tensor& input) {
   ViewInfo info;
   info.base = (im != nullptr && im->view) ? im->view->base : input;
   info.creation = (im != nullptr && im->view) ? im->view->creation : CreationMeta::Default;
-  if (!detail::grad_mode_enabled && requires_grad_fast(input)) info.creation = CreationMeta::NoGradMode;
+  if (!detail::grad_mode_enabled && requires_grad_fast(input))
+    info.creation = CreationMeta::NoGradMode;
   info.attr_version = view.version();
   m.view = std::move(info);
 }
@@ -115,8 +121,7 @@ namespace {
 class CopySlices final : public Node {
  public:
   CopySlices(const Tensor& base, const Tensor& view, std::shared_ptr<Node> fn)
-      : positions_(view_positions(Geometry::of(base), Geometry::of(view))),
-        fn_(std::move(fn)) {
+      : positions_(view_positions(Geometry::of(base), Geometry::of(view))), fn_(std::move(fn)) {
     add_next_edge(gradient_edge(base));
     for (const Edge& e : fn_->next_edges()) add_next_edge(e);
     add_output(base);
@@ -162,8 +167,10 @@ void rebase_history(const Tensor& self, const Tensor& result) {
   if (!m.view) {
     m.grad_fn = fn;
     m.output_nr = rm->output_nr;
+    fn->drop_saved_history(self.storage().get());  // Node::drop_saved_history
     return;
   }
+  fn->drop_saved_history(self.storage().get());  // Node::drop_saved_history
   const Tensor base = m.view->base;
   auto copy_slices = std::make_shared<CopySlices>(base, self, fn);
   AutogradMeta& bm = materialize_meta(base);

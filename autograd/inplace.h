@@ -35,7 +35,8 @@ template <class Native, class OutOfPlace, class... Ts>
 const Tensor& inplace_op(const char* op, const Tensor& self, Native&& native,
                          OutOfPlace&& out_of_place, const Ts&... others) {
   check_inplace(self, op);
-  if (!detail::grad_mode_enabled || !(requires_grad_fast(self) || ... || requires_grad_fast(others))) {
+  if (!detail::grad_mode_enabled ||
+      !(requires_grad_fast(self) || ... || requires_grad_fast(others))) {
     native();
     return self;
   }

@@ -45,9 +45,10 @@ Node::~Node() {
   for (Edge& e : next_edges_) defer_release(std::move(e.fn));
 }
 
-std::string Node::forward_name() const {
-  // "LogSoftmaxBackward" -> "log_softmax"
-  std::string n = name();
+std::string Node::forward_name() const { return forward_op_name(name()); }
+
+std::string forward_op_name(const std::string& node_name) {
+  std::string n = node_name;
   const std::string suffix = "Backward";
   if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
     n.resize(n.size() - suffix.size());

@@ -73,6 +73,11 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual Tensors apply(Tensors&& grads) = 0;
   // Frees the tensors saved for backward (after a backward without retain_graph).
   virtual void release_saved() {}
+  // Called when an in-place op recorded by this node has overwritten `storage`: the tensors
+  // this node saved from that storage lose their autograd history. Unpacking them fails the
+  // version check anyway, and their history may now lead back to this node, which would be a
+  // reference cycle (self.mul_(self) saves self, whose grad_fn becomes this node).
+  virtual void drop_saved_history(const StorageImpl* /*storage*/) {}
   // The forward op this node differentiates ("mul" for MulBackward), for messages.
   virtual std::string forward_name() const;
 
@@ -138,6 +143,9 @@ class AccumulateGrad final : public Node {
  private:
   std::weak_ptr<TensorImpl> variable_;
 };
+
+// The forward op a node name stands for: "LogSoftmaxBackward" -> "log_softmax".
+std::string forward_op_name(const std::string& node_name);
 
 // Hands `obj` to the iterative teardown (Note [Iterative graph teardown]).
 void defer_release(std::shared_ptr<void> obj);

@@ -82,14 +82,13 @@ Op::Op(const char* name, const std::vector<Tensor>& inputs) : name_(name) {
 
 void Op::set_output(const Tensor& t) {
   if (is_anomaly_forward_check_enabled() && t.defined() && has_nonfinite(t)) {
-    std::string name = name_;
-    const std::string suffix = "Backward";
-    if (name.size() > suffix.size()) name.resize(name.size() - suffix.size());
-    EMBER_ERROR("anomaly detection: the output of forward op ", name, " (", dtype_name(t.dtype()),
-                " ", shape_str(t.sizes()), ") holds NaN or Inf; it is the first op to produce "
-                "one. ", node_ && node_->anomaly() ? "Made at " + node_->anomaly()->context +
-                "\n" + node_->anomaly()->backtrace : std::string("Backtrace:\n") +
-                current_backtrace(2));
+    EMBER_ERROR("anomaly detection: the output of forward op ", forward_op_name(name_), " (",
+                dtype_name(t.dtype()), " ", shape_str(t.sizes()),
+                ") holds NaN or Inf; it is the first op to produce "
+                "one. ",
+                node_ && node_->anomaly()
+                    ? "Made at " + node_->anomaly()->context + "\n" + node_->anomaly()->backtrace
+                    : std::string("Backtrace:\n") + current_backtrace(2));
   }
   set_history(t, node_);
 }

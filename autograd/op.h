@@ -62,6 +62,9 @@ class OpNode final : public Node {
   std::string name() const override { return name_; }
   Tensors apply(Tensors&& grads) override;
   void release_saved() override;
+  void drop_saved_history(const StorageImpl* storage) override {
+    for (SavedVariable& s : saved_) s.drop_history_on(storage);
+  }
 
   void save(const Tensor& t, bool is_output) { saved_.emplace_back(t, is_output); }
   void set_backward(BackwardFn fn) { backward_ = std::move(fn); }

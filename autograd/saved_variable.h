@@ -32,6 +32,9 @@ class SavedVariable {
   // The saved tensor, checked against its version; `owner` is the node that saved it.
   Tensor unpack(const Node& owner) const;
   void release();
+  // Forgets the autograd history of a saved tensor that lives on `storage` (see
+  // Node::drop_saved_history).
+  void drop_history_on(const StorageImpl* storage);
   bool was_defined() const { return was_defined_; }
 
  private:

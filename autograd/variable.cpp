@@ -23,16 +23,22 @@ bool Tensor::requires_grad() const { return autograd::requires_grad_fast(*this);
 const Tensor& Tensor::requires_grad_(bool requires_grad) const {
   const AutogradMeta* m = get_meta(*this);
   if (m != nullptr && m->grad_fn != nullptr) {
-    EMBER_CHECK(requires_grad, "requires_grad_: you can only change requires_grad flags of leaf "
-                "variables. This tensor (", describe(*this), ") has grad_fn ", m->grad_fn->name(),
+    EMBER_CHECK(requires_grad,
+                "requires_grad_: you can only change requires_grad flags of leaf "
+                "variables. This tensor (",
+                describe(*this), ") has grad_fn ", m->grad_fn->name(),
                 "; use detach() to get a tensor that does not require grad.");
     return *this;
   }
   if (requires_grad) {
-    EMBER_CHECK(is_floating_point(), "requires_grad_: only tensors of floating point dtype can "
-                "require gradients, got ", describe(*this));
-    EMBER_CHECK(!is_inference() || autograd::is_inference_mode_enabled(), "requires_grad_: Setting requires_grad=True on inference tensor outside "
-                "InferenceMode is not allowed (", describe(*this), ")");
+    EMBER_CHECK(is_floating_point(),
+                "requires_grad_: only tensors of floating point dtype can "
+                "require gradients, got ",
+                describe(*this));
+    EMBER_CHECK(!is_inference() || autograd::is_inference_mode_enabled(),
+                "requires_grad_: Setting requires_grad=True on inference tensor outside "
+                "InferenceMode is not allowed (",
+                describe(*this), ")");
   }
   materialize_meta(*this).requires_grad = requires_grad;
   return *this;
@@ -48,7 +54,8 @@ Tensor Tensor::grad() const {
   if (m == nullptr) return Tensor();
   if (m->grad_fn != nullptr && !m->retains_grad) {
     EMBER_ERROR("grad: this tensor (", describe(*this), ") is not a leaf: it was made by ",
-                m->grad_fn->name(), ", and a non-leaf keeps no .grad. Call retain_grad() on it "
+                m->grad_fn->name(),
+                ", and a non-leaf keeps no .grad. Call retain_grad() on it "
                 "before backward() to keep its gradient, or use autograd::grad().");
   }
   return m->grad;
@@ -77,8 +84,10 @@ uint32_t Tensor::output_nr() const {
 }
 
 void Tensor::retain_grad() const {
-  EMBER_CHECK(requires_grad(), "retain_grad: can't retain_grad on a tensor that has "
-              "requires_grad=False (", describe(*this), ")");
+  EMBER_CHECK(requires_grad(),
+              "retain_grad: can't retain_grad on a tensor that has "
+              "requires_grad=False (",
+              describe(*this), ")");
   AutogradMeta& m = materialize_meta(*this);
   if (m.grad_fn == nullptr || m.retains_grad) return;  // leaves keep .grad anyway
   m.retains_grad = true;
@@ -123,8 +132,10 @@ void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, 
 }
 
 int64_t Tensor::register_hook(GradHook hook) const {
-  EMBER_CHECK(requires_grad(), "register_hook: cannot register a hook on a tensor that doesn't "
-              "require gradient (", describe(*this), ")");
+  EMBER_CHECK(requires_grad(),
+              "register_hook: cannot register a hook on a tensor that doesn't "
+              "require gradient (",
+              describe(*this), ")");
   AutogradMeta& m = materialize_meta(*this);
   std::shared_ptr<autograd::Node> fn = grad_fn();
   if (fn) return fn->add_pre_hook(m.output_nr, std::move(hook));
@@ -146,9 +157,11 @@ void Tensor::remove_hook(int64_t handle) const {
 }
 
 int64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
-  EMBER_CHECK(is_leaf() && requires_grad(), "register_post_accumulate_grad_hook: post accumulate "
+  EMBER_CHECK(is_leaf() && requires_grad(),
+              "register_post_accumulate_grad_hook: post accumulate "
               "grad hooks cannot be registered on non-leaf tensors or tensors that do not "
-              "require grad (", describe(*this), ")");
+              "require grad (",
+              describe(*this), ")");
   const int64_t h = autograd::next_hook_handle();
   materialize_meta(*this).post_accumulate_hooks.emplace_back(h, std::move(hook));
   return h;

@@ -8,11 +8,12 @@
 // - no_grad / InferenceMode: a forward of views and element-wise ops on tensors that require
 //   grad, under each mode: InferenceMode skips the view bookkeeping, so it should be cheaper.
 
+#include <ember/ember.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
-#include <ember/ember.h>
 #include "bench_util.h"
 
 #ifdef EMBER_HAVE_LIBTORCH
@@ -42,22 +43,30 @@ int main(int argc, char** argv) {
     sink = sink + static_cast<float>(y.numel());
   };
   std::vector<Row> rows;
-  rows.push_back({"fwd+bwd ((x*b).exp()+a).sum()", [&] {
+  rows.push_back({"fwd+bwd ((x*b).exp()+a).sum()",
+                  [&] {
                     ember::Tensor loss = ((ex * eb).exp() + ea).sum();
                     loss.backward();
-                  }, {}});
-  rows.push_back({"a + b, requires_grad", [&] {
+                  },
+                  {}});
+  rows.push_back({"a + b, requires_grad",
+                  [&] {
                     ember::Tensor c = ea + eb;
                     sink = sink + static_cast<float>(c.numel());
-                  }, {}});
-  rows.push_back({"views+ops under no_grad", [&] {
+                  },
+                  {}});
+  rows.push_back({"views+ops under no_grad",
+                  [&] {
                     ember::NoGradGuard g;
                     ember_views();
-                  }, {}});
-  rows.push_back({"views+ops under InferenceMode", [&] {
+                  },
+                  {}});
+  rows.push_back({"views+ops under InferenceMode",
+                  [&] {
                     ember::InferenceMode g;
                     ember_views();
-                  }, {}});
+                  },
+                  {}});
 #ifdef EMBER_HAVE_LIBTORCH
   torch::set_num_threads(1);
   torch::Tensor tx = torch::rand({8}).requires_grad_(), tb = torch::rand({8}).requires_grad_(),
@@ -90,7 +99,8 @@ int main(int argc, char** argv) {
     if (r.torch_fn) fns.push_back(r.torch_fn);
   }
   std::vector<double> t = ember::bench::interleaved(fns, rounds, iters);
-  std::printf("| case (8 x float32) | ember us | libtorch us | ember / libtorch |\n|---|---|---|---|\n");
+  std::printf(
+      "| case (8 x float32) | ember us | libtorch us | ember / libtorch |\n|---|---|---|---|\n");
   size_t k = 0;
   for (const Row& r : rows) {
     const double e = t[k++];

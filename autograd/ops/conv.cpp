@@ -9,10 +9,11 @@
 //   where windows overlap); average pooling spreads it over the window, divided by the same
 //   divisor as the forward.
 
+#include "core/ops/conv.h"
+
 #include <algorithm>
 
 #include "autograd/ops/common.h"
-#include "core/ops/conv.h"
 
 namespace ember {
 
@@ -40,7 +41,8 @@ Tensors conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const
   }
   if (need_w) {
     // (N, G, O/G, L) @ (N, G, L, rows) -> (N, G, O/G, rows), summed over the batch.
-    const Tensor cols = reshape(im2col(x, {kh, kw}, dilation, padding, stride), {N, groups, rows, L});
+    const Tensor cols =
+        reshape(im2col(x, {kh, kw}, dilation, padding, stride), {N, groups, rows, L});
     grad_w = reshape(sum(matmul(g_groups, transpose(cols, 2, 3)), {0}), w_shape);
   }
   if (need_bias) grad_bias = sum(g, {0, 2, 3});
@@ -57,7 +59,8 @@ Tensor max_pool2d_backward(const Tensor& g, const Tensor& indices, const Shape& 
   flat.push_back(plane);
   Shape g_flat(in_shape.begin(), in_shape.end() - 2);
   g_flat.push_back(g.size(-2) * g.size(-1));
-  Tensor grad = scatter_add(zeros(flat, g.options()), -1, reshape(indices, g_flat), reshape(g, g_flat));
+  Tensor grad =
+      scatter_add(zeros(flat, g.options()), -1, reshape(indices, g_flat), reshape(g, g_flat));
   return reshape(grad, in_shape);
 }
 
@@ -75,10 +78,11 @@ Tensor avg_pool2d_scale(int64_t H, int64_t W, int64_t out_h, int64_t out_w, cons
       const int64_t padded_size = (h1 - h0) * (w1 - w0);
       h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
       h1 = std::min(h1, H), w1 = std::min(w1, W);
-      const int64_t count = divisor_override ? *divisor_override
+      const int64_t count = divisor_override    ? *divisor_override
                             : count_include_pad ? padded_size
                                                 : (h1 - h0) * (w1 - w0);
-      scale[static_cast<size_t>(oh * out_w + ow)] = count != 0 ? 1.0 / static_cast<double>(count) : 0.0;
+      scale[static_cast<size_t>(oh * out_w + ow)] =
+          count != 0 ? 1.0 / static_cast<double>(count) : 0.0;
     }
   }
   return tensor(scale, {out_h, out_w}, kFloat64);
@@ -109,7 +113,8 @@ Tensor avg_pool2d_backward(const Tensor& g, const Shape& in_shape, const Shape& 
 }  // namespace
 
 // d im2col = col2im of g onto the input's image size.
-Tensor im2col(const Tensor& input, const Shape& kernel_size, const Shape& dilation, const Shape& padding, const Shape& stride) {
+Tensor im2col(const Tensor& input, const Shape& kernel_size, const Shape& dilation,
+              const Shape& padding, const Shape& stride) {
   Op op("Im2colBackward", input);
   Tensor y = op.run([&] { return native::im2col(input, kernel_size, dilation, padding, stride); });
   op.set_output(y);
@@ -122,9 +127,11 @@ Tensor im2col(const Tensor& input, const Shape& kernel_size, const Shape& dilati
   return y;
 }
 // d col2im = im2col of g.
-Tensor col2im(const Tensor& input, const Shape& output_size, const Shape& kernel_size, const Shape& dilation, const Shape& padding, const Shape& stride) {
+Tensor col2im(const Tensor& input, const Shape& output_size, const Shape& kernel_size,
+              const Shape& dilation, const Shape& padding, const Shape& stride) {
   Op op("Col2imBackward", input);
-  Tensor y = op.run([&] { return native::col2im(input, output_size, kernel_size, dilation, padding, stride); });
+  Tensor y = op.run(
+      [&] { return native::col2im(input, output_size, kernel_size, dilation, padding, stride); });
   op.set_output(y);
   if (op.recording()) {
     op.backward([=](const Saved&, const Tensors& g) -> Tensors {
@@ -133,15 +140,17 @@ Tensor col2im(const Tensor& input, const Shape& output_size, const Shape& kernel
   }
   return y;
 }
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+              const Shape& padding, const Shape& dilation, int64_t groups) {
   Op op("Conv2dBackward", {input, weight, bias});  // the list form accepts an undefined bias
-  Tensor y = op.run([&] { return native::conv2d(input, weight, bias, stride, padding, dilation, groups); });
+  Tensor y = op.run(
+      [&] { return native::conv2d(input, weight, bias, stride, padding, dilation, groups); });
   op.set_output(y);
   if (op.recording()) {
     op.save(op.needs_grad(1) ? input : Tensor());
     op.save(op.needs_grad(0) ? weight : Tensor());
-    op.backward([=, in_shape = input.sizes(), w_shape = weight.sizes()](const Saved& s,
-                                                                      const Tensors& g) -> Tensors {
+    op.backward([=, in_shape = input.sizes(), w_shape = weight.sizes()](
+                    const Saved& s, const Tensors& g) -> Tensors {
       // The formulas work on batched tensors: an unbatched (C, H, W) input gets N = 1.
       const bool unbatched = in_shape.size() == 3;
       const Tensor x = s[0];
@@ -149,19 +158,22 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
       const Tensor xb = x.defined() && unbatched ? unsqueeze(x, 0) : x;
       Shape batched_shape = in_shape;
       if (unbatched) batched_shape.insert(batched_shape.begin(), 1);
-      Tensors grads = conv2d_backward(gb, xb, s[1], batched_shape, w_shape, stride, padding,
-                                      dilation, groups, s.needs_grad(0), s.needs_grad(1),
-                                      s.needs_grad(2));
+      Tensors grads =
+          conv2d_backward(gb, xb, s[1], batched_shape, w_shape, stride, padding, dilation, groups,
+                          s.needs_grad(0), s.needs_grad(1), s.needs_grad(2));
       if (unbatched && grads[0].defined()) grads[0] = squeeze(grads[0], 0);
       return grads;
     });
   }
   return y;
 }
-std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const Shape& kernel_size, const Shape& stride, const Shape& padding, const Shape& dilation, bool ceil_mode) {
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const Shape& kernel_size,
+                                                   const Shape& stride, const Shape& padding,
+                                                   const Shape& dilation, bool ceil_mode) {
   Op op("MaxPool2dWithIndicesBackward", input);
   auto [values, indices] = op.run([&] {
-    return native::max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode);
+    return native::max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
+                                           ceil_mode);
   });
   op.set_output(values);  // the indices are not differentiable
   if (op.recording()) {
@@ -173,11 +185,14 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const Sh
   return {values, indices};
 }
 // Recorded, it runs the indices-returning kernel: the backward needs the indices.
-Tensor max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride, const Shape& padding, const Shape& dilation, bool ceil_mode) {
+Tensor max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride,
+                  const Shape& padding, const Shape& dilation, bool ceil_mode) {
   Op op("MaxPool2dBackward", input);
-  if (!op.recording()) return native::max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode);
+  if (!op.recording())
+    return native::max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode);
   auto [values, indices] = op.run([&] {
-    return native::max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode);
+    return native::max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
+                                           ceil_mode);
   });
   op.set_output(values);
   op.save(indices);
@@ -186,7 +201,9 @@ Tensor max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& st
   });
   return values;
 }
-Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride, const Shape& padding, bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
+Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride,
+                  const Shape& padding, bool ceil_mode, bool count_include_pad,
+                  std::optional<int64_t> divisor_override) {
   Op op("AvgPool2dBackward", input);
   Tensor y = op.run([&] {
     return native::avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,

@@ -4,8 +4,9 @@
 // dtype). copy_, fill_ and zero_ overwrite their target: the old value gets no gradient, and
 // copy_'s source gets the gradient of the region it was broadcast into.
 
-#include "autograd/ops/common.h"
 #include "core/ops/copy.h"
+
+#include "autograd/ops/common.h"
 
 namespace ember {
 

@@ -9,8 +9,9 @@
 // PyTorch's are not: scatter's src gets gradient only where its element won a duplicate index,
 // and a src larger than index gets zeros (not a shape error) beyond index's extent.
 
-#include "autograd/ops/common.h"
 #include "core/ops/index.h"
+
+#include "autograd/ops/common.h"
 
 namespace ember {
 
@@ -153,7 +154,8 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   }
   return y;
 }
-const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index,
+                           const Tensor& src) {
   return inplace_op(
       "scatter_add_", self, [&] { native::scatter_add_(self, dim, index, src); },
       [&](const Tensor& old) { return scatter_add(old, dim, index, src); }, src);
@@ -190,11 +192,11 @@ Tensors scatter_reduce_backward(const Tensor& g, int64_t dim, const Tensor& inde
     Tensor masked_self_result = scatter_reduce(masked_self, dim, index, src, reduce, include_self);
     grad_self = div(mul(g, masked_self_result), masked_self);
     Tensor src_zero = eq(src, 0);
-    Tensor zeros_at = scatter_add(zeros(self_shape, g.options()), dim, index,
-                                  as_float(src_zero, g.dtype()));
+    Tensor zeros_at =
+        scatter_add(zeros(self_shape, g.options()), dim, index, as_float(src_zero, g.dtype()));
     Tensor single_zero = logical_and(src_zero, eq(gather(zeros_at, dim, index), 1));
-    Tensor masked_src_result = scatter_reduce(self, dim, index, masked_fill(src, single_zero, 1),
-                                              reduce, include_self);
+    Tensor masked_src_result =
+        scatter_reduce(self, dim, index, masked_fill(src, single_zero, 1), reduce, include_self);
     grad_src = where(single_zero, gather(mul(g, masked_src_result), dim, index),
                      div(gather(mul(g, result), dim, index), masked_fill(src, src_zero, 1)));
   } else {  // amax, amin
@@ -217,7 +219,8 @@ Tensors scatter_reduce_backward(const Tensor& g, int64_t dim, const Tensor& inde
 Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                       const std::string& reduce, bool include_self) {
   Op op("ScatterReduceBackward", self, src);
-  Tensor y = op.run([&] { return native::scatter_reduce(self, dim, index, src, reduce, include_self); });
+  Tensor y =
+      op.run([&] { return native::scatter_reduce(self, dim, index, src, reduce, include_self); });
   op.set_output(y);
   if (op.recording()) {
     const bool needs_values = reduce != "sum" && reduce != "mean";
@@ -251,20 +254,20 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   op.set_output(y);
   if (op.recording()) {
     op.save(index);
-    op.backward([source_shape = source.sizes(), dim, alpha](const Saved& s,
-                                                            const Tensors& g) -> Tensors {
-      Tensor grad_source;
-      if (s.needs_grad(1)) {
-        grad_source = reshape(index_select(g[0], dim, s[0]), source_shape);  // 0-dim self
-        if (alpha.to_double() != 1.0) grad_source = mul(grad_source, alpha);
-      }
-      return {g[0], grad_source};
-    });
+    op.backward(
+        [source_shape = source.sizes(), dim, alpha](const Saved& s, const Tensors& g) -> Tensors {
+          Tensor grad_source;
+          if (s.needs_grad(1)) {
+            grad_source = reshape(index_select(g[0], dim, s[0]), source_shape);  // 0-dim self
+            if (alpha.to_double() != 1.0) grad_source = mul(grad_source, alpha);
+          }
+          return {g[0], grad_source};
+        });
   }
   return y;
 }
-const Tensor& index_add_(const Tensor& self, int64_t dim, const Tensor& index,
-                         const Tensor& source, const Scalar& alpha) {
+const Tensor& index_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                         const Scalar& alpha) {
   return inplace_op(
       "index_add_", self, [&] { native::index_add_(self, dim, index, source, alpha); },
       [&](const Tensor& old) { return index_add(old, dim, index, source, alpha); }, source);
@@ -288,10 +291,10 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
   op.set_output(y);
   if (op.recording()) {
     for (const Tensor& i : indices) op.save(i);
-    op.backward([shape = self.sizes(), n = indices.size()](const Saved& s,
-                                                           const Tensors& g) -> Tensors {
-      return {index_put(zeros(shape, g[0].options()), saved_indices(s, n), g[0], true)};
-    });
+    op.backward(
+        [shape = self.sizes(), n = indices.size()](const Saved& s, const Tensors& g) -> Tensors {
+          return {index_put(zeros(shape, g[0].options()), saved_indices(s, n), g[0], true)};
+        });
   }
   return y;
 }
@@ -352,12 +355,12 @@ Tensor take(const Tensor& self, const Tensor& index) {
   op.set_output(y);
   if (op.recording()) {
     op.save(index);
-    op.backward([shape = self.sizes(), numel = self.numel()](const Saved& s,
-                                                              const Tensors& g) -> Tensors {
-      Tensor flat = index_put(zeros({numel}, g[0].options()), {reshape(s[0], {-1})},
-                              reshape(g[0], {-1}), true);
-      return {reshape(flat, shape)};
-    });
+    op.backward(
+        [shape = self.sizes(), numel = self.numel()](const Saved& s, const Tensors& g) -> Tensors {
+          Tensor flat = index_put(zeros({numel}, g[0].options()), {reshape(s[0], {-1})},
+                                  reshape(g[0], {-1}), true);
+          return {reshape(flat, shape)};
+        });
   }
   return y;
 }

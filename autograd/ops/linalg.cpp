@@ -6,8 +6,9 @@
 // to its input's shape (autograd/op.h). An operand is saved only when the other operand needs
 // its gradient.
 
-#include "autograd/ops/common.h"
 #include "core/ops/linalg.h"
+
+#include "autograd/ops/common.h"
 
 namespace ember {
 
@@ -94,7 +95,8 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   return y;
 }
 // d(beta input + alpha m1 m2) = beta g, alpha g m2^T, alpha m1^T g.
-Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
+Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scalar& beta,
+             const Scalar& alpha) {
   Op op("AddmmBackward", input, m1, m2);
   Tensor y = op.run([&] { return native::addmm(input, m1, m2, beta, alpha); });
   op.set_output(y);

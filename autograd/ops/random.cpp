@@ -6,8 +6,9 @@
 // element i of a draw depends only on the generator state and i (Note [Philox streams]), so the
 // values are the ones the native in-place fill would have written.
 
-#include "autograd/ops/common.h"
 #include "core/ops/random.h"
+
+#include "autograd/ops/common.h"
 
 namespace ember {
 

@@ -13,10 +13,11 @@
 // - cumsum: the reversed cumulative sum of g; cumprod: Note [Gradient of cumprod].
 // Every backward is written with differentiable ops, so double backward works.
 
+#include "core/ops/reduce.h"
+
 #include <cmath>
 
 #include "autograd/ops/common.h"
-#include "core/ops/reduce.h"
 
 namespace ember {
 
@@ -68,7 +69,8 @@ Tensor div_or_zero(const Tensor& a, const Tensor& b) {
 // cumsum (its gradient is the cumsum of g, cumsum's is the reversed cumsum of g).
 Tensor reverse_cumsum(const Tensor& t, int64_t dim) {
   Op op("ReverseCumsumBackward", t);
-  Tensor y = op.run([&] { return native::flip(native::cumsum(native::flip(t, {dim}), dim), {dim}); });
+  Tensor y =
+      op.run([&] { return native::flip(native::cumsum(native::flip(t, {dim}), dim), {dim}); });
   op.set_output(y);
   op.backward([dim](const Saved&, const Tensors& g) -> Tensors { return {cumsum(g[0], dim)}; });
   return y;
@@ -121,7 +123,8 @@ Tensor prod_backward(const Tensor& g, const Tensor& x, const Tensor& y, const Sh
   Tensor right = flip(exclusive_cumprod_last(flip(flat, {-1})), {-1});
   Tensor others = reshape(left * right, permuted_shape);
   Shape inverse(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < perm.size(); ++i)
+    inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
   return g_in * permute(others, inverse);
 }
 
@@ -144,8 +147,9 @@ Tensor cumprod_backward_polynomial(const Tensor& g, const Tensor& x, int64_t dim
   std::vector<Tensor> grads;
   for (int64_t i = 0; i < n; ++i) {
     // prod_{i < j <= k} x_j for k = i..n-1: 1, then the cumprod of x after i.
-    Tensor after = i == n - 1 ? ones_slice
-                              : cat({ones_slice, cumprod(narrow(x, dim, i + 1, n - i - 1), dim)}, dim);
+    Tensor after = i == n - 1
+                       ? ones_slice
+                       : cat({ones_slice, cumprod(narrow(x, dim, i + 1, n - i - 1), dim)}, dim);
     Tensor gi = sum(narrow(g, dim, i, n - i) * after, {dim}, /*keepdim=*/true);
     if (i > 0) gi = gi * prod(narrow(x, dim, 0, i), {dim}, /*keepdim=*/true);
     grads.push_back(gi);
@@ -198,7 +202,7 @@ Tensor record_extremum(const char* name, const Tensor& self, const Shape& dims, 
 
 // The gradient of max(dim) / min(dim): g placed at the returned indices along dim, 0 elsewhere.
 Tensor value_selecting_backward(const Tensor& g, const Tensor& indices, const Shape& in_shape,
-                             int64_t dim, bool keepdim) {
+                                int64_t dim, bool keepdim) {
   if (in_shape.empty()) return g;  // a 0-dim input is its own maximum
   dim = wrap_dim(dim, static_cast<int64_t>(in_shape.size()));
   Tensor g_k = keepdim ? g : unsqueeze(g, dim);
@@ -217,15 +221,16 @@ std::tuple<Tensor, Tensor> record_dim_extremum(const char* name, const Tensor& s
   op.set_output(values);  // the indices are not differentiable
   if (op.recording()) {
     op.save(indices);
-    op.backward([in_shape = self.sizes(), dim, keepdim](const Saved& s, const Tensors& g) -> Tensors {
-      return {value_selecting_backward(g[0], s[0], in_shape, dim, keepdim)};
-    });
+    op.backward(
+        [in_shape = self.sizes(), dim, keepdim](const Saved& s, const Tensors& g) -> Tensors {
+          return {value_selecting_backward(g[0], s[0], in_shape, dim, keepdim)};
+        });
   }
   return {values, indices};
 }
 
-Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& y, double p,
-                     const Shape& dims, bool keepdim) {
+Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& y, double p, const Shape& dims,
+                     bool keepdim) {
   const Shape& in_shape = x.sizes();
   Tensor g_in = expand_reduced(g, in_shape, dims, keepdim);
   if (p == 1.0) return g_in * sign(x);
@@ -251,9 +256,10 @@ Tensor sum(const Tensor& self, const Shape& dims, bool keepdim, std::optional<DT
   Tensor y = op.run([&] { return native::sum(self, dims, keepdim, dtype); });
   op.set_output(y);
   if (op.recording()) {
-    op.backward([in_shape = self.sizes(), dims, keepdim](const Saved&, const Tensors& g) -> Tensors {
-      return {expand_reduced(g[0], in_shape, dims, keepdim)};
-    });
+    op.backward(
+        [in_shape = self.sizes(), dims, keepdim](const Saved&, const Tensors& g) -> Tensors {
+          return {expand_reduced(g[0], in_shape, dims, keepdim)};
+        });
   }
   return y;
 }
@@ -264,7 +270,8 @@ Tensor mean(const Tensor& self, const Shape& dims, bool keepdim) {
   op.set_output(y);
   if (op.recording()) {
     const int64_t n = y.numel() == 0 ? 0 : self.numel() / y.numel();
-    op.backward([in_shape = self.sizes(), dims, keepdim, n](const Saved&, const Tensors& g) -> Tensors {
+    op.backward([in_shape = self.sizes(), dims, keepdim, n](const Saved&,
+                                                            const Tensors& g) -> Tensors {
       return {div(expand_reduced(g[0], in_shape, dims, keepdim), Scalar(static_cast<double>(n)))};
     });
   }

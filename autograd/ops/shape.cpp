@@ -5,8 +5,9 @@
 // apply their inverse, padding crops (constant) or adds the gradient of every copy of an edge
 // element into it (reflect, replicate, circular), and tril/triu keep the same triangle.
 
-#include "autograd/ops/common.h"
 #include "core/ops/shape.h"
+
+#include "autograd/ops/common.h"
 
 namespace ember {
 
@@ -51,12 +52,12 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   Tensor y = op.run([&] { return native::stack(tensors, dim); });
   op.set_output(y);
   if (op.recording()) {
-    op.backward([d = wrap(dim, y.dim()), n = tensors.size()](const Saved&,
-                                                             const Tensors& g) -> Tensors {
-      Tensors out;
-      for (size_t i = 0; i < n; ++i) out.push_back(select(g[0], d, static_cast<int64_t>(i)));
-      return out;
-    });
+    op.backward(
+        [d = wrap(dim, y.dim()), n = tensors.size()](const Saved&, const Tensors& g) -> Tensors {
+          Tensors out;
+          for (size_t i = 0; i < n; ++i) out.push_back(select(g[0], d, static_cast<int64_t>(i)));
+          return out;
+        });
   }
   return y;
 }
@@ -92,8 +93,7 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   return record_pieces("SplitBackward", self, dim, native::split(self, split_size, dim));
 }
 std::vector<Tensor> split(const Tensor& self, const Shape& split_sizes, int64_t dim) {
-  return record_pieces("SplitWithSizesBackward", self, dim,
-                       native::split(self, split_sizes, dim));
+  return record_pieces("SplitWithSizesBackward", self, dim, native::split(self, split_sizes, dim));
 }
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   return record_pieces("ChunkBackward", self, dim, native::chunk(self, chunks, dim));
@@ -203,27 +203,27 @@ Tensor pad(const Tensor& self, const Shape& pad, const std::string& mode, const 
   Tensor y = op.run([&] { return native::pad(self, pad, mode, value); });
   op.set_output(y);
   if (op.recording()) {
-    op.backward([shape = self.sizes(), pads = pad, mode](const Saved&,
-                                                         const Tensors& g) -> Tensors {
-      if (mode == "constant") {
-        Shape crop = pads;
-        for (int64_t& p : crop) p = -p;
-        return {ember::pad(g[0], crop, "constant", 0)};
-      }
-      Tensor grad = g[0];
-      const int64_t ndim = static_cast<int64_t>(shape.size());
-      for (size_t i = 0; 2 * i + 1 < pads.size(); ++i) {
-        const int64_t before = pads[2 * i], after = pads[2 * i + 1];
-        if (before == 0 && after == 0) continue;
-        const int64_t d = ndim - 1 - static_cast<int64_t>(i);
-        Shape in_shape = grad.sizes();
-        in_shape[static_cast<size_t>(d)] = shape[static_cast<size_t>(d)];
-        Tensor source = pad_source(shape[static_cast<size_t>(d)], before, after, mode,
-                                   grad.device());
-        grad = index_add(zeros(in_shape, grad.options()), d, source, grad);
-      }
-      return {grad};
-    });
+    op.backward(
+        [shape = self.sizes(), pads = pad, mode](const Saved&, const Tensors& g) -> Tensors {
+          if (mode == "constant") {
+            Shape crop = pads;
+            for (int64_t& p : crop) p = -p;
+            return {ember::pad(g[0], crop, "constant", 0)};
+          }
+          Tensor grad = g[0];
+          const int64_t ndim = static_cast<int64_t>(shape.size());
+          for (size_t i = 0; 2 * i + 1 < pads.size(); ++i) {
+            const int64_t before = pads[2 * i], after = pads[2 * i + 1];
+            if (before == 0 && after == 0) continue;
+            const int64_t d = ndim - 1 - static_cast<int64_t>(i);
+            Shape in_shape = grad.sizes();
+            in_shape[static_cast<size_t>(d)] = shape[static_cast<size_t>(d)];
+            Tensor source =
+                pad_source(shape[static_cast<size_t>(d)], before, after, mode, grad.device());
+            grad = index_add(zeros(in_shape, grad.options()), d, source, grad);
+          }
+          return {grad};
+        });
   }
   return y;
 }
@@ -234,9 +234,8 @@ Tensor tril(const Tensor& self, int64_t diagonal) {
   Tensor y = op.run([&] { return native::tril(self, diagonal); });
   op.set_output(y);
   if (op.recording()) {
-    op.backward([diagonal](const Saved&, const Tensors& g) -> Tensors {
-      return {tril(g[0], diagonal)};
-    });
+    op.backward(
+        [diagonal](const Saved&, const Tensors& g) -> Tensors { return {tril(g[0], diagonal)}; });
   }
   return y;
 }
@@ -245,9 +244,8 @@ Tensor triu(const Tensor& self, int64_t diagonal) {
   Tensor y = op.run([&] { return native::triu(self, diagonal); });
   op.set_output(y);
   if (op.recording()) {
-    op.backward([diagonal](const Saved&, const Tensors& g) -> Tensors {
-      return {triu(g[0], diagonal)};
-    });
+    op.backward(
+        [diagonal](const Saved&, const Tensors& g) -> Tensors { return {triu(g[0], diagonal)}; });
   }
   return y;
 }

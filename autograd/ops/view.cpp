@@ -6,8 +6,9 @@
 // place it into zeros of the input's shape (autograd::view_backward). Every result is tracked
 // as a view of its base (Note [View tracking] in autograd/meta.h).
 
-#include "autograd/ops/common.h"
 #include "core/ops/view.h"
+
+#include "autograd/ops/common.h"
 
 namespace ember {
 
@@ -55,66 +56,70 @@ Tensor record_region_view(const char* name, const Tensor& t, F&& forward) {
 }  // namespace
 
 Tensor view(const Tensor& t, const Shape& shape) {
-  return record_view("ViewBackward", t, [&] { return native::view(t, shape); },
-                     reshape_back(t));
+  return record_view(
+      "ViewBackward", t, [&] { return native::view(t, shape); }, reshape_back(t));
 }
 Tensor reshape(const Tensor& t, const Shape& shape) {
   // reshape is a view when one exists, else a copy; the gradient is the same.
-  return record_view("ReshapeBackward", t, [&] { return native::reshape(t, shape); },
-                     reshape_back(t));
+  return record_view(
+      "ReshapeBackward", t, [&] { return native::reshape(t, shape); }, reshape_back(t));
 }
 Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
-  return record_view("FlattenBackward", t, [&] { return native::flatten(t, start_dim, end_dim); },
-                     reshape_back(t));
+  return record_view(
+      "FlattenBackward", t, [&] { return native::flatten(t, start_dim, end_dim); },
+      reshape_back(t));
 }
 Tensor unflatten(const Tensor& t, int64_t d, const Shape& sizes) {
-  return record_view("UnflattenBackward", t, [&] { return native::unflatten(t, d, sizes); },
-                     reshape_back(t));
+  return record_view(
+      "UnflattenBackward", t, [&] { return native::unflatten(t, d, sizes); }, reshape_back(t));
 }
 Tensor squeeze(const Tensor& t) {
-  return record_view("SqueezeBackward", t, [&] { return native::squeeze(t); },
-                     reshape_back(t));
+  return record_view(
+      "SqueezeBackward", t, [&] { return native::squeeze(t); }, reshape_back(t));
 }
 Tensor squeeze(const Tensor& t, int64_t d) {
-  return record_view("SqueezeBackward", t, [&] { return native::squeeze(t, d); },
-                     reshape_back(t));
+  return record_view(
+      "SqueezeBackward", t, [&] { return native::squeeze(t, d); }, reshape_back(t));
 }
 Tensor unsqueeze(const Tensor& t, int64_t d) {
-  return record_view("UnsqueezeBackward", t, [&] { return native::unsqueeze(t, d); },
-                     reshape_back(t));
+  return record_view(
+      "UnsqueezeBackward", t, [&] { return native::unsqueeze(t, d); }, reshape_back(t));
 }
 
 Tensor permute(const Tensor& t, const Shape& dims) {
-  return record_view("PermuteBackward", t, [&] { return native::permute(t, dims); },
-                     [dims](const Saved&, const Tensors& g) -> Tensors {
-                       // The inverse permutation: inverse[dims[i]] = i.
-                       Shape inverse(dims.size());
-                       const int64_t n = static_cast<int64_t>(dims.size());
-                       for (int64_t i = 0; i < n; ++i) {
-                         inverse[static_cast<size_t>(dims[i] < 0 ? dims[i] + n : dims[i])] = i;
-                       }
-                       return {permute(g[0], inverse)};
-                     });
+  return record_view(
+      "PermuteBackward", t, [&] { return native::permute(t, dims); },
+      [dims](const Saved&, const Tensors& g) -> Tensors {
+        // The inverse permutation: inverse[dims[i]] = i.
+        Shape inverse(dims.size());
+        const int64_t n = static_cast<int64_t>(dims.size());
+        for (int64_t i = 0; i < n; ++i) {
+          inverse[static_cast<size_t>(dims[i] < 0 ? dims[i] + n : dims[i])] = i;
+        }
+        return {permute(g[0], inverse)};
+      });
 }
 Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
-  return record_view("TransposeBackward", t, [&] { return native::transpose(t, d0, d1); },
-                     [d0, d1](const Saved&, const Tensors& g) -> Tensors {
-                       return {transpose(g[0], d0, d1)};
-                     });
+  return record_view(
+      "TransposeBackward", t, [&] { return native::transpose(t, d0, d1); },
+      [d0, d1](const Saved&, const Tensors& g) -> Tensors { return {transpose(g[0], d0, d1)}; });
 }
 Tensor expand(const Tensor& t, const Shape& shape) {
-  return record_view("ExpandBackward", t, [&] { return native::expand(t, shape); },
-                     [in_shape = t.sizes()](const Saved&, const Tensors& g) -> Tensors {
-                       return {autograd::sum_to(g[0], in_shape)};
-                     });
+  return record_view(
+      "ExpandBackward", t, [&] { return native::expand(t, shape); },
+      [in_shape = t.sizes()](const Saved&, const Tensors& g) -> Tensors {
+        return {autograd::sum_to(g[0], in_shape)};
+      });
 }
 
 Tensor narrow(const Tensor& t, int64_t d, int64_t start, int64_t length) {
-  return record_region_view("NarrowBackward", t, [&] { return native::narrow(t, d, start, length); });
+  return record_region_view("NarrowBackward", t,
+                            [&] { return native::narrow(t, d, start, length); });
 }
 Tensor slice(const Tensor& t, int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
              int64_t step) {
-  return record_region_view("SliceBackward", t, [&] { return native::slice(t, d, start, end, step); });
+  return record_region_view("SliceBackward", t,
+                            [&] { return native::slice(t, d, start, end, step); });
 }
 Tensor select(const Tensor& t, int64_t d, int64_t index) {
   return record_region_view("SelectBackward", t, [&] { return native::select(t, d, index); });
