@@ -34,6 +34,24 @@ int main() {
   std::cout << "conv2d " << shape_str(image.sizes()) << " -> " << shape_str(feature.sizes())
             << ", max_pool2d -> " << shape_str(pooled.sizes()) << "\n";
 
+  std::cout << "\n-- autograd: fit the classifier's weights to fixed labels by gradient descent\n";
+  Tensor labels = tensor<int64_t>({0, 3, 1, 4});
+  Tensor weights = (randn({3, 5}) * 0.1).requires_grad_();
+  weights.set_name("weights");
+  for (int step = 0; step <= 50; ++step) {
+    Tensor log_probs = x.matmul(weights).log_softmax(1);
+    Tensor loss = -log_probs.gather(1, labels.unsqueeze(1)).mean();
+    if (step == 0) {
+      std::cout << "loss.grad_fn() = " << loss.grad_fn()->name() << "; the graph as DOT:\n"
+                << autograd::to_dot(loss);
+    }
+    loss.backward();
+    if (step % 10 == 0) std::cout << "step " << step << " loss " << loss.item<float>() << "\n";
+    NoGradGuard no_grad;  // the update itself is not part of any graph
+    weights.sub_(weights.grad() * 0.5);
+    weights.grad().zero_();
+  }
+
   std::cout << "\n-- the allocator keeps count\n";
   MemoryStats s = memory_stats();
   std::cout << "bytes held by live tensors: " << s.allocated_bytes
