@@ -114,8 +114,10 @@ class Op {
   void save_output(const Tensor& t) {
     if (node_) node_->save(t, /*is_output=*/true);
   }
-  void backward(BackwardFn fn) {
-    if (node_) node_->set_backward(std::move(fn));
+  // A template, so that no std::function is built when the op does not record.
+  template <class F>
+  void backward(F&& fn) {
+    if (node_) node_->set_backward(BackwardFn(std::forward<F>(fn)));
   }
   const std::shared_ptr<OpNode>& node() const { return node_; }
 

@@ -495,3 +495,24 @@ TEST_CASE("an in-place op that saves its own target leaves no reference cycle", 
   }
   CHECK(node.expired());  // freed with z: no cycle kept it alive
 }
+
+namespace {
+int counted_backward_calls = 0;
+struct Counted : autograd::Function<Counted> {
+  static Tensor forward(autograd::AutogradContext*, const Tensor& x) { return x * 1.0; }
+  static Tensors backward(autograd::AutogradContext*, const Tensors& grads) {
+    ++counted_backward_calls;
+    return {grads[0]};
+  }
+};
+}  // namespace
+
+TEST_CASE("each node runs once, after all its gradients arrived", "[autograd]") {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = Counted::apply(x);
+  Tensor z = (y * 2.0 + y * 3.0 + y.exp() * 0.0).sum();  // three paths into y's node
+  counted_backward_calls = 0;
+  z.backward();
+  CHECK(counted_backward_calls == 1);
+  CHECK(values(x.grad()) == std::vector<double>{5, 5});
+}
