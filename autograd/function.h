@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/anomaly.h"
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
 #include "autograd/node.h"
@@ -123,6 +124,14 @@ struct Function {
       node = std::make_shared<CppNode<T>>();
       for (const Tensor& t : inputs) node->add_next_edge(t.defined() ? gradient_edge(t) : Edge{});
       ctx = &node->ctx();
+      if (is_anomaly_enabled()) {
+        auto info = std::make_unique<AnomalyInfo>();
+        info->forward_op = node->forward_name();
+        info->context = info->forward_op + " (custom Function, " +
+                        std::to_string(inputs.size()) + " tensor arguments)";
+        info->backtrace = current_backtrace(1);
+        node->set_anomaly(std::move(info));
+      }
     }
     auto result = [&] {
       GradModeGuard no_grad(false);

@@ -82,6 +82,8 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual std::string forward_name() const;
 
   const std::vector<Edge>& next_edges() const { return next_edges_; }
+  // PyTorch's Python name for the same list (grad_fn.next_functions).
+  const std::vector<Edge>& next_functions() const { return next_edges_; }
   std::vector<Edge>& mutable_next_edges() { return next_edges_; }
   void add_next_edge(Edge e) { next_edges_.push_back(std::move(e)); }
   // Whether input i of the forward op needs a gradient.

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <thread>
 
 #include "test_util.h"
 
@@ -401,6 +402,22 @@ TEST_CASE("anomaly mode names the backward node and forward op that made a NaN",
     }
   }
   CHECK(!autograd::is_anomaly_enabled());
+  // A built-in op: sqrt'(0) is infinite. The error names the node, the forward op, its inputs
+  // and where it was made (a backtrace through this test).
+  {
+    autograd::DetectAnomalyGuard guard;
+    Tensor z = tensor(std::vector<double>{0.0, 4.0}, {2}, kFloat64).requires_grad_();
+    Tensor loss = (z * 1.0).sqrt().sum();
+    try {
+      loss.backward();
+      FAIL("expected an anomaly error");
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      CHECK_THAT(msg, Contains("SqrtBackward") && Contains("forward op sqrt"));
+      CHECK_THAT(msg, Contains("sqrt(float64 [2])") && Contains("made at"));
+      CHECK_THAT(msg, Contains("#0"));  // the recorded backtrace
+    }
+  }
   // Without anomaly mode the NaN goes through silently, as in PyTorch.
   NanBackward::apply(x).sum().backward();
   CHECK(std::isnan(values(x.grad())[0]));
@@ -432,8 +449,8 @@ TEST_CASE("to_dot draws the graph with node names and leaf shapes", "[autograd]"
   CHECK_THAT(dot, Contains("w\\nfloat64 [2]"));
   // next_functions as the graph API shows them
   auto fn = loss.grad_fn();
-  REQUIRE(fn->next_edges().size() == 1);
-  CHECK(fn->next_edges()[0].fn->name() == "MulBackward");
+  REQUIRE(fn->next_functions().size() == 1);
+  CHECK(fn->next_functions()[0].fn->name() == "MulBackward");
 }
 
 TEST_CASE("a 2-layer MLP trained by hand with SGD converges", "[autograd]") {
@@ -515,4 +532,14 @@ TEST_CASE("each node runs once, after all its gradients arrived", "[autograd]") 
   z.backward();
   CHECK(counted_backward_calls == 1);
   CHECK(values(x.grad()) == std::vector<double>{5, 5});
+}
+
+TEST_CASE("grad mode is per thread", "[autograd]") {
+  Tensor x = leaf({1}, {1});
+  NoGradGuard no_grad;
+  bool other_thread_records = false;
+  std::thread t([&] { other_thread_records = (x * 2.0).requires_grad(); });
+  t.join();
+  CHECK(other_thread_records);
+  CHECK(!(x * 2.0).requires_grad());
 }
