@@ -543,3 +543,17 @@ TEST_CASE("grad mode is per thread", "[autograd]") {
   CHECK(other_thread_records);
   CHECK(!(x * 2.0).requires_grad());
 }
+
+TEST_CASE("requires_grad_ and detach_ check what they are given", "[autograd]") {
+  CHECK_THROWS_WITH(ones({2}, kInt64).requires_grad_(), Contains("floating point"));
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = x * 2.0;
+  CHECK_THROWS_WITH(y.requires_grad_(false), Contains("leaf"));
+  y.detach_();
+  CHECK(y.is_leaf());
+  CHECK(!y.requires_grad());
+  CHECK(values(y) == std::vector<double>{2, 4});
+  CHECK_THROWS_WITH(x.narrow(0, 0, 1).detach_(), Contains("view"));
+  x.requires_grad_(false);
+  CHECK(!(x * 2.0).requires_grad());
+}
