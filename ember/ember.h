@@ -27,3 +27,4 @@
 #include "core/ops/unary.h"
 #include "core/ops/view.h"
 #include "autograd/autograd.h"
+#include "nn/module.h"
