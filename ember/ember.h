@@ -28,3 +28,4 @@
 #include "core/ops/view.h"
 #include "autograd/autograd.h"
 #include "nn/module.h"
+#include "nn/container.h"

@@ -106,6 +106,11 @@ std::vector<std::pair<std::string, Module*>> Module::named_modules() {
   return out;
 }
 
+Tensor Module::forward(const Tensor& input) {
+  EMBER_ERROR(type_name_, " has no forward(Tensor) (called with ", dtype_name(input.dtype()), " ",
+              shape_str(input.sizes()), "); a module used in Sequential must define one");
+}
+
 void Module::train(bool on) {
   training_ = on;
   for (auto& c : children_) c.second->train(on);

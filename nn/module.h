@@ -89,6 +89,12 @@ class Module : public std::enable_shared_from_this<Module> {
   // listing them; without, they are returned.
   LoadResult load_state_dict(const StateDict& dict, bool strict = true);
 
+  // One tensor in, one tensor out: what Sequential chains. Layers with other signatures
+  // (several inputs, several outputs) define their own forward and leave this one, which
+  // throws an error naming the module.
+  virtual Tensor forward(const Tensor& input);
+  Tensor operator()(const Tensor& input) { return forward(input); }
+
   // One line describing this module's own settings, e.g. "in_features=4, out_features=2".
   virtual std::string extra_repr() const { return ""; }
 

@@ -132,3 +132,52 @@ TEST_CASE("train/eval, zero_grad, apply, to and printing", "[nn]") {
   os << t;
   CHECK(os.str() == "Tree(\n  (left): Leaf(n=3)\n  (right): Leaf(n=2)\n)");
 }
+
+namespace {
+// y = x * scale, one parameter.
+struct Scale : nn::Module {
+  explicit Scale(double s) : Module("Scale") { scale = register_parameter("scale", full({1}, s)); }
+  Tensor forward(const Tensor& x) override { return x * scale; }
+  Tensor scale;
+};
+
+struct Holder : nn::Module {
+  Holder() : Module("Holder") {
+    for (int i = 0; i < 3; ++i) plain.push_back(std::make_shared<Scale>(1.0));  // not registered
+    list = register_module("list", std::make_shared<nn::ModuleList>());
+    for (int i = 0; i < 3; ++i) list->push_back(std::make_shared<Scale>(1.0));  // registered
+  }
+  std::vector<std::shared_ptr<Scale>> plain;
+  std::shared_ptr<nn::ModuleList> list;
+};
+}  // namespace
+
+TEST_CASE("ModuleList registers its modules; a std::vector of modules does not", "[nn]") {
+  Holder h;
+  CHECK(keys(h.named_parameters()) ==
+        std::vector<std::string>{"list.0.scale", "list.1.scale", "list.2.scale"});
+  CHECK(h.list->size() == 3);
+  CHECK(h.list->at(-1) == (*h.list)[2]);
+  CHECK_THROWS_WITH(h.list->at(3), Contains("out of range"));
+}
+
+TEST_CASE("Sequential chains forwards and trains end to end; ModuleDict by name", "[nn]") {
+  nn::Sequential seq{std::make_shared<Scale>(2.0), std::make_shared<Scale>(3.0)};
+  Tensor x = tensor(std::vector<float>{1, 2}, {2});
+  Tensor y = seq(x);
+  CHECK(values(y) == std::vector<double>{6, 12});
+  y.sum().backward();
+  CHECK(values(seq.named_parameters()[0].second.grad()) == std::vector<double>{9});  // 3 * (1+2)
+  std::ostringstream os;
+  os << seq;
+  CHECK(os.str() == "Sequential(\n  (0): Scale()\n  (1): Scale()\n)");
+
+  nn::ModuleDict d;
+  d.insert("encoder", std::make_shared<Scale>(1.0));
+  d.insert("decoder", std::make_shared<Scale>(1.0));
+  CHECK(d.keys() == std::vector<std::string>{"encoder", "decoder"});
+  CHECK(d.contains("decoder"));
+  CHECK(keys(d.state_dict()) == std::vector<std::string>{"encoder.scale", "decoder.scale"});
+  CHECK_THROWS_WITH(d.at("middle"), Contains("no module named \"middle\""));
+  CHECK_THROWS_WITH(d.forward(x), Contains("ModuleDict has no forward(Tensor)"));
+}
