@@ -29,3 +29,4 @@
 #include "autograd/autograd.h"
 #include "nn/module.h"
 #include "nn/container.h"
+#include "nn/init.h"
