@@ -125,12 +125,9 @@ struct Function {
       for (const Tensor& t : inputs) node->add_next_edge(t.defined() ? gradient_edge(t) : Edge{});
       ctx = &node->ctx();
       if (is_anomaly_enabled()) {
-        auto info = std::make_unique<AnomalyInfo>();
-        info->forward_op = node->forward_name();
-        info->context = info->forward_op + " (custom Function, " +
-                        std::to_string(inputs.size()) + " tensor arguments)";
-        info->backtrace = current_backtrace(1);
-        node->set_anomaly(std::move(info));
+        std::vector<const Tensor*> pointers;
+        for (const Tensor& t : inputs) pointers.push_back(&t);
+        record_anomaly_info(*node, pointers.data(), pointers.size());
       }
     }
     auto result = [&] {

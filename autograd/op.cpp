@@ -31,53 +31,41 @@ void OpNode::release_saved() {
 
 // ---- Op --------------------------------------------------------------------------------------
 
-namespace {
-
-std::string anomaly_context(const char* forward, std::initializer_list<const Tensor*> inputs) {
+void record_anomaly_info(Node& node, const Tensor* const* inputs, size_t n) {
+  auto info = std::make_unique<AnomalyInfo>();
+  info->forward_op = node.forward_name();
   std::ostringstream os;
-  os << forward << "(";
-  bool first = true;
-  for (const Tensor* t : inputs) {
-    if (!first) os << ", ";
-    first = false;
-    if (t->defined())
-      os << dtype_name(t->dtype()) << " " << shape_str(t->sizes());
+  os << info->forward_op << "(";
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) os << ", ";
+    if (inputs[i]->defined())
+      os << dtype_name(inputs[i]->dtype()) << " " << shape_str(inputs[i]->sizes());
     else
       os << "undefined";
   }
   os << ")";
-  return os.str();
+  info->context = os.str();
+  info->backtrace = current_backtrace(3);
+  node.set_anomaly(std::move(info));
 }
 
-}  // namespace
-
-void Op::start(std::initializer_list<const Tensor*> inputs) {
+void Op::start(const Tensor* const* inputs, size_t n) {
   node_ = std::make_shared<OpNode>(name_);
-  node_->mutable_next_edges().reserve(inputs.size());
-  for (const Tensor* t : inputs) node_->add_next_edge(t->defined() ? gradient_edge(*t) : Edge{});
-  if (is_anomaly_enabled()) {
-    auto info = std::make_unique<AnomalyInfo>();
-    info->forward_op = node_->forward_name();
-    info->context = anomaly_context(info->forward_op.c_str(), inputs);
-    info->backtrace = current_backtrace(2);
-    node_->set_anomaly(std::move(info));
+  node_->mutable_next_edges().reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    node_->add_next_edge(inputs[i]->defined() ? gradient_edge(*inputs[i]) : Edge{});
   }
+  if (is_anomaly_enabled()) record_anomaly_info(*node_, inputs, n);
 }
 
 Op::Op(const char* name, const std::vector<Tensor>& inputs) : name_(name) {
   if (!detail::grad_mode_enabled) return;
   bool any = false;
-  for (const Tensor& t : inputs) any = any || (t.defined() && requires_grad_fast(t));
+  for (const Tensor& t : inputs) any = any || requires_grad_fast(t);
   if (!any) return;
-  node_ = std::make_shared<OpNode>(name_);
-  for (const Tensor& t : inputs) node_->add_next_edge(t.defined() ? gradient_edge(t) : Edge{});
-  if (is_anomaly_enabled()) {
-    auto info = std::make_unique<AnomalyInfo>();
-    info->forward_op = node_->forward_name();
-    info->context = info->forward_op + "(" + std::to_string(inputs.size()) + " tensors)";
-    info->backtrace = current_backtrace(2);
-    node_->set_anomaly(std::move(info));
-  }
+  std::vector<const Tensor*> pointers;
+  for (const Tensor& t : inputs) pointers.push_back(&t);
+  start(pointers.data(), pointers.size());
 }
 
 void Op::set_output(const Tensor& t) {

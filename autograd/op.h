@@ -81,9 +81,11 @@ class Op {
  public:
   template <class... Ts>
   explicit Op(const char* name, const Ts&... inputs) : name_(name) {
+    static_assert(sizeof...(Ts) > 0, "an op records at least one tensor input");
     if (!detail::grad_mode_enabled) return;
     if (!(requires_grad_fast(inputs) || ...)) return;
-    start({&inputs...});
+    const Tensor* pointers[] = {&inputs...};
+    start(pointers, sizeof...(Ts));
   }
   // For ops over a list of tensors (cat, stack).
   Op(const char* name, const std::vector<Tensor>& inputs);
@@ -122,10 +124,14 @@ class Op {
   const std::shared_ptr<OpNode>& node() const { return node_; }
 
  private:
-  void start(std::initializer_list<const Tensor*> inputs);
+  void start(const Tensor* const* inputs, size_t n);
   const char* name_;
   std::shared_ptr<OpNode> node_;
 };
+
+// Anomaly mode: records on `node` its forward op, its inputs' dtypes and shapes, and a C++
+// backtrace (autograd/anomaly.h).
+void record_anomaly_info(Node& node, const Tensor* const* inputs, size_t n);
 
 // A tensor with `t`'s data whose grad_fn is output `output_nr` of `node` (no-op on null).
 void set_history(const Tensor& t, const std::shared_ptr<Node>& node);
