@@ -392,9 +392,13 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
 // ---- ordering ------------------------------------------------------------------------------
 // values = self.gather(dim, indices): d self = g scattered back by indices. Indices get none.
 
-std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool stable) {
-  Op op("SortBackward", self);
-  auto [values, indices] = op.run([&] { return native::sort(self, dim, descending, stable); });
+namespace {
+// The ordering ops' one pattern: run `forward` (values, indices), record `name` over values.
+template <class F>
+std::tuple<Tensor, Tensor> values_by_indices(const char* name, const Tensor& self, int64_t dim,
+                                             F&& forward) {
+  Op op(name, self);
+  auto [values, indices] = op.run(forward);
   op.set_output(values);
   if (op.recording()) {
     op.save(indices);
@@ -404,19 +408,17 @@ std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending
   }
   return {values, indices};
 }
+}  // namespace
+
+std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool stable) {
+  return values_by_indices("SortBackward", self, dim,
+                           [&] { return native::sort(self, dim, descending, stable); });
+}
 
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
                                 bool sorted) {
-  Op op("TopkBackward", self);
-  auto [values, indices] = op.run([&] { return native::topk(self, k, dim, largest, sorted); });
-  op.set_output(values);
-  if (op.recording()) {
-    op.save(indices);
-    op.backward([shape = self.sizes(), dim](const Saved& s, const Tensors& g) -> Tensors {
-      return {gather_backward(g[0], shape, dim, s[0])};
-    });
-  }
-  return {values, indices};
+  return values_by_indices("TopkBackward", self, dim,
+                           [&] { return native::topk(self, k, dim, largest, sorted); });
 }
 
 }  // namespace ember
