@@ -128,6 +128,23 @@ TEST_CASE("conv2d: unbatched, float16 and thread counts agree with the batched f
   CHECK(bf.dtype() == kBFloat16);
 }
 
+TEST_CASE("conv2d: images batched into one GEMM equal one image at a time", "[conv]") {
+  // Small planes (L = 16 output positions) make the kernel convolve several images per GEMM;
+  // 37 images leave a short last block. Each image alone takes the one-image path.
+  ThreadCountGuard guard;
+  Tensor x = randn64({37, 4, 6, 6}, 21).to(kFloat32), w = randn64({6, 2, 3, 3}, 22).to(kFloat32);
+  Tensor b = randn64({6}, 23).to(kFloat32);
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    Tensor all = conv2d(x, w, b, {1}, {0}, {1}, /*groups=*/2);
+    REQUIRE(all.sizes() == Shape{37, 6, 4, 4});
+    double worst = 0;
+    for (int64_t n = 0; n < 37; ++n)
+      worst = std::max(worst, max_abs_diff(all[n], conv2d(x[n], w, b, {1}, {0}, {1}, 2)));
+    CHECK(worst < 1e-5);
+  }
+}
+
 TEST_CASE("max_pool2d indices point at the maxima", "[conv]") {
   Tensor x = randn64({2, 3, 7, 6}, 11);
   auto [values_t, indices] = max_pool2d_with_indices(x, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true);

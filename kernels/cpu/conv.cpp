@@ -4,18 +4,18 @@
 // over the thread pool by image planes (n, c) -- or, for conv2d, by (image, group) pairs and,
 // when those are fewer than the threads, by ranges of output positions too. Each task writes
 // its own part of the output, so nothing is shared between threads. conv2d is im2col + one
-// single-threaded Eigen GEMM per task: Eigen never starts threads of its own (DESIGN.md,
-// "Threads").
+// single-threaded GEMM per task (kernels/cpu/gemm.h: ember's packed AVX-512/AVX2 kernel for
+// float32, which runs on the calling thread inside a pool task).
 
 #include "core/ops/conv.h"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/cpu/gemm.h"
 
 namespace ember::kernels::cpu {
 
@@ -33,13 +33,13 @@ int64_t plane_grain(int64_t work_per_plane) {
 //        the padding.
 template <class T>
 void im2col_block(const T* x, int64_t channels, const Window2d& g, int64_t l0, int64_t ncols,
-                  T* col) {
+                  T* col, int64_t col_rs) {
   const int64_t H = g.in_h, W = g.in_w;
   for (int64_t c = 0; c < channels; ++c) {
     const T* plane = x + c * H * W;
     for (int64_t i = 0; i < g.kh; ++i) {
       for (int64_t j = 0; j < g.kw; ++j) {
-        T* dst = col + ((c * g.kh + i) * g.kw + j) * ncols;
+        T* dst = col + ((c * g.kh + i) * g.kw + j) * col_rs;
         // One output row oh (or the part of it inside [l0, l0 + ncols)) at a time.
         for (int64_t l = l0; l < l0 + ncols;) {
           const int64_t oh = l / g.out_w, ow0 = l % g.out_w;
@@ -70,7 +70,7 @@ void im2col_typed(const Tensor& input, const Tensor& out, const Window2d& g) {
   const int64_t planes = input.size(0) * input.size(1);  // (n, c) pairs
   const int64_t hw = g.in_h * g.in_w, rows = g.kh * g.kw, L = g.out_h * g.out_w;
   parallel_for(0, planes, plane_grain(rows * L), [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) im2col_block(x + p * hw, 1, g, 0, L, y + p * rows * L);
+    for (int64_t p = p0; p < p1; ++p) im2col_block(x + p * hw, 1, g, 0, L, y + p * rows * L, L);
   });
 }
 
@@ -117,6 +117,17 @@ void col2im_kernel(const Tensor& input, const Tensor& out, const Window2d& g) {
 
 // Output positions per task below which a GEMM is not worth splitting further.
 constexpr int64_t kMinColumnsPerTask = 64;
+// Below this many output positions per image, conv2d batches images into one GEMM.
+constexpr int64_t kBatchedColumns = 512;
+
+// rows (rows, cols) with row stride rs, plus bias[r] on row r.
+template <class T>
+void add_bias(T* y, int64_t rs, const T* bias, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = y + r * rs;
+    for (int64_t c = 0; c < cols; ++c) row[c] += bias[r];
+  }
+}
 
 // input: (N, C, H, W), weight: (O, C / groups, kh, kw), bias: (O) or undefined,
 // out: (N, O, out_h, out_w). For image n and group g, with K = C / groups * kh * kw and
@@ -127,11 +138,6 @@ constexpr int64_t kMinColumnsPerTask = 64;
 template <class T>
 void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
                   const Window2d& g, int64_t groups) {
-  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
-  using ConstMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
-  using MutMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
-
   const T* x = input.data_ptr<T>();
   const T* w = weight.data_ptr<T>();
   const T* b = bias.defined() ? bias.data_ptr<T>() : nullptr;
@@ -141,34 +147,60 @@ void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias,
   const int64_t HW = g.in_h * g.in_w, L = g.out_h * g.out_w;
   const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
 
-  // Tasks: (image, group) pairs, each split into `chunks` ranges of output positions when the
-  // pairs alone cannot keep every thread busy.
+  // Small images make skinny GEMMs (L columns): then one task convolves `ipt` images at once,
+  // their im2col matrices side by side (K, ipt * L), into a scratch (Og, ipt * L) that is
+  // copied out per image. Large images instead split into ranges of output positions when
+  // the (image, group) pairs alone cannot keep every thread busy.
   const int64_t pairs = N * groups;
-  int64_t chunks = 1;
-  if (pairs < num_threads()) {
+  int64_t ipt = 1, chunks = 1;
+  if (L < kBatchedColumns) {
+    ipt = std::min<int64_t>(N, kBatchedColumns / std::max<int64_t>(1, L));
+    // Keep at least one task per thread.
+    while (ipt > 1 && ((N + ipt - 1) / ipt) * groups < num_threads()) --ipt;
+  } else if (pairs < num_threads()) {
     const int64_t wanted = (num_threads() + pairs - 1) / pairs;
     chunks = std::max<int64_t>(1, std::min(wanted, L / kMinColumnsPerTask));
   }
   const int64_t chunk_cols = (L + chunks - 1) / chunks;
+  const int64_t blocks = (N + ipt - 1) / ipt;
 
-  parallel_for(0, pairs * chunks, 1, [&](int64_t t0, int64_t t1) {
-    std::vector<T> cols;
+  parallel_for(0, blocks * groups * chunks, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<T> cols, scratch;
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n = t / chunks / groups, grp = t / chunks % groups;
+      const int64_t blk = t / chunks / groups, grp = t / chunks % groups;
+      const int64_t n0 = blk * ipt, n1 = std::min(N, n0 + ipt), imgs = n1 - n0;
       const int64_t l0 = t % chunks * chunk_cols, l1 = std::min(L, l0 + chunk_cols);
       if (l0 >= l1) continue;
       const int64_t ncols = l1 - l0;
-      const T* xg = x + (n * C + grp * Cg) * HW;  // (Cg, H, W)
-      ConstMap wg(w + grp * Og * K, Og, K, Eigen::OuterStride<>(K));
-      MutMap yg(y + (n * O + grp * Og) * L + l0, Og, ncols, Eigen::OuterStride<>(L));
-      if (pointwise) {
-        yg.noalias() = wg * ConstMap(xg + l0, K, ncols, Eigen::OuterStride<>(HW));
-      } else {
-        cols.resize(static_cast<size_t>(K * ncols));
-        im2col_block(xg, Cg, g, l0, ncols, cols.data());
-        yg.noalias() = wg * ConstMap(cols.data(), K, ncols, Eigen::OuterStride<>(ncols));
+      const T* wg = w + grp * Og * K;  // (Og, K), row-major
+      if (imgs == 1) {
+        const T* xg = x + (n0 * C + grp * Cg) * HW;  // (Cg, H, W)
+        T* yg = y + (n0 * O + grp * Og) * L + l0;    // (Og, ncols) with row stride L
+        const T* cols_ptr = xg + l0;                 // pointwise: the input plane is cols
+        int64_t cols_rs = HW;
+        if (!pointwise) {
+          cols.resize(static_cast<size_t>(K * ncols));
+          im2col_block(xg, Cg, g, l0, ncols, cols.data(), ncols);
+          cols_ptr = cols.data();
+          cols_rs = ncols;
+        }
+        // Inside a pool task gemm runs on this thread (kernels/cpu/gemm.h).
+        gemm(Og, ncols, K, T(1), wg, K, 1, cols_ptr, cols_rs, 1, T(0), yg, L, 1);
+        if (b != nullptr) add_bias(yg, L, b + grp * Og, Og, ncols);
+        continue;
       }
-      if (b != nullptr) yg.colwise() += Eigen::Map<const Vector>(b + grp * Og, Og);
+      const int64_t width = imgs * L;
+      cols.resize(static_cast<size_t>(K * width));
+      scratch.resize(static_cast<size_t>(Og * width));
+      for (int64_t i = 0; i < imgs; ++i)
+        im2col_block(x + ((n0 + i) * C + grp * Cg) * HW, Cg, g, 0, L, cols.data() + i * L, width);
+      gemm(Og, width, K, T(1), wg, K, 1, cols.data(), width, 1, T(0), scratch.data(), width, 1);
+      for (int64_t i = 0; i < imgs; ++i) {
+        T* yg = y + ((n0 + i) * O + grp * Og) * L;
+        for (int64_t o = 0; o < Og; ++o)
+          std::copy_n(scratch.data() + o * width + i * L, L, yg + o * L);
+        if (b != nullptr) add_bias(yg, L, b + grp * Og, Og, L);
+      }
     }
   });
 }
