@@ -183,3 +183,8 @@ TEST_CASE("op table gradcheck: shape", "[op_table][autograd]") { check_family_gr
 TEST_CASE("op table gradcheck: conv", "[op_table][autograd]") { check_family_gradients("conv"); }
 TEST_CASE("op table gradcheck: view", "[op_table][autograd]") { check_family_gradients("view"); }
 TEST_CASE("op table gradcheck: copy", "[op_table][autograd]") { check_family_gradients("copy"); }
+TEST_CASE("op table gradcheck: nn_conv", "[op_table][autograd]") { check_family_gradients("nn_conv"); }
+TEST_CASE("op table gradcheck: nn_activation", "[op_table][autograd]") { check_family_gradients("nn_activation"); }
+TEST_CASE("op table gradcheck: nn_loss", "[op_table][autograd]") { check_family_gradients("nn_loss"); }
+TEST_CASE("op table gradcheck: nn_norm", "[op_table][autograd]") { check_family_gradients("nn_norm"); }
+TEST_CASE("op table gradcheck: nn_attention", "[op_table][autograd]") { check_family_gradients("nn_attention"); }
