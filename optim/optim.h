@@ -1,0 +1,18 @@
+#pragma once
+// ember::optim: optimizers and learning-rate schedules (PyTorch's torch.optim).
+//
+// - optim/optimizer.h     Optimizer: parameter groups, per-parameter state, zero_grad, step,
+//                         state_dict (Note [Optimizer state_dict keys])
+// - optim/sgd.h, adam.h (Adam, AdamW), rmsprop.h, adagrad.h: the optimizers
+// - optim/fused.h         the fused element loop the updates run (internal)
+// - optim/lr_scheduler.h  LRScheduler and the epoch/batch schedules (StepLR ... OneCycleLR)
+// - optim/reduce_lr_on_plateau.h  ReduceLROnPlateau, driven by a metric
+// Gradient clipping is in nn/clip_grad.h (torch.nn.utils).
+
+#include "optim/adagrad.h"
+#include "optim/adam.h"
+#include "optim/lr_scheduler.h"
+#include "optim/optimizer.h"
+#include "optim/reduce_lr_on_plateau.h"
+#include "optim/rmsprop.h"
+#include "optim/sgd.h"

@@ -1,0 +1,177 @@
+#pragma once
+// Optimizer: the base of every optimizer (ember::optim), PyTorch's torch.optim.Optimizer.
+//
+//   auto opt = optim::Adam(model->parameters(), optim::AdamOptions(1e-3).weight_decay(1e-4));
+//   for (...) {
+//     opt.zero_grad();
+//     loss_fn(model->forward(x), y).backward();
+//     opt.step();
+//   }
+//
+// Parameter groups: the parameters are split into groups, each with its own hyperparameters
+// (a ParamGroup: its tensors and a name -> value map, PyTorch's names: "lr", "momentum",
+// "weight_decay", ...). A group's options start from the optimizer's defaults (its Options
+// struct); keys the group gives override them:
+//
+//   optim::SGD opt({optim::ParamGroup(backbone->parameters(), {{"lr", 1e-3}}),
+//                   optim::ParamGroup(head->parameters())},          // the default lr
+//                  optim::SGDOptions(1e-2).momentum(0.9));
+//
+// Everything is a double: Adam's betas are "betas0" and "betas1", flags ("amsgrad",
+// "nesterov", "maximize") are 0 or 1. LR schedulers read and write "lr" and add their own
+// entries ("initial_lr", "max_lr", ...), which are saved with the rest. A group may carry keys the
+// optimizer does not read, as in PyTorch.
+//
+// Per-parameter state (ParamState): named tensors ("exp_avg", "step", ...) made on the first
+// step() that sees the parameter's gradient (Adagrad: when the parameter is added).
+//
+// step() runs under NoGradGuard and skips parameters whose grad() is undefined. The update is
+// one fused pass over each parameter's raw data (Note [Fused optimizer steps] in
+// optim/fused.h), with PyTorch 1.13's formulas (its single-tensor path).
+//
+// Note [Optimizer state_dict keys]
+// state_dict() is one flat TensorDict, so that a checkpoint can be written with safetensors
+// next to the model's (issue 5). Parameters are numbered 0, 1, 2, ... across the groups in
+// order, as PyTorch numbers them:
+//   "state.<i>.<name>"           the state tensor <name> of parameter i, e.g. "state.0.exp_avg",
+//                                "state.0.step", "state.3.momentum_buffer". Its dtype and shape
+//                                are the state's own (a parameter's dtype and shape; Adam's and
+//                                Adagrad's "step" a 0-dim float32, RMSprop's a 0-dim int64, as
+//                                PyTorch keeps them). A parameter with no state has no keys.
+//   "param_groups.<g>.<option>"  each option of group g as a 0-dim float64 tensor, e.g.
+//                                "param_groups.0.lr", "param_groups.1.betas0",
+//                                "param_groups.0.amsgrad" (0 or 1), "param_groups.0.initial_lr".
+//   "param_groups.<g>.params"    int64 [n]: the numbers i of the group's n parameters.
+// The state entries come first (by parameter, each in the order the optimizer made them),
+// then the groups. The tensors are copies: the dict stays as it was while training goes on.
+// load_state_dict(dict) checks that the dict has as many groups as the optimizer, each with as
+// many parameters, that every option the optimizer needs is present and that every state
+// tensor has its parameter's shape; then it replaces the groups' options and the state (state
+// tensors converted to their parameter's dtype and device, "step" kept as saved). Any problem
+// is an ember::Error naming the key, and leaves the optimizer unchanged.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+#include "serialize/safetensors.h"
+
+// EMBER_ARG(T, name) = default; declares an option of an options struct: a chainable setter
+// `name(value)` returning the struct, a getter `name()`, and the member `name_` (libtorch's
+// TORCH_ARG), so that `AdamOptions(1e-3).betas({0.9, 0.99}).amsgrad(true)` reads as PyTorch's
+// keyword arguments.
+#define EMBER_ARG(T, name)                  \
+ public:                                    \
+  auto& name(const T& new_value) {          \
+    this->name##_ = new_value;              \
+    return *this;                           \
+  }                                         \
+  const T& name() const { return name##_; } \
+                                            \
+ private:                                   \
+  T name##_
+
+namespace ember::optim {
+
+// A group's hyperparameters by name (ordered by name).
+using GroupOptions = std::map<std::string, double>;
+
+struct ParamGroup {
+  ParamGroup(std::vector<Tensor> params, GroupOptions options = {})
+      : params(std::move(params)), options(std::move(options)) {}
+
+  std::vector<Tensor> params;
+  GroupOptions options;
+
+  bool has(const std::string& name) const { return options.count(name) != 0; }
+  // The option's value; an error listing the group's options when it has none by that name.
+  double get(const std::string& name) const;
+  void set(const std::string& name, double value) { options[name] = value; }
+  double lr() const { return get("lr"); }
+  void set_lr(double lr) { set("lr", lr); }
+};
+
+// One parameter's state: named tensors in insertion order.
+class ParamState {
+ public:
+  bool empty() const { return entries_.empty(); }
+  bool has(const std::string& name) const;
+  // The entry `name`, added (undefined) if missing.
+  Tensor& operator[](const std::string& name);
+  // The entry `name`; an error listing the entries when it is missing.
+  const Tensor& at(const std::string& name) const;
+  const TensorDict& entries() const { return entries_; }
+  void clear() { entries_.clear(); }
+
+ private:
+  TensorDict entries_;
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // PyTorch's class name ("Adam"), used in error messages.
+  const std::string& name() const { return name_; }
+  // The options every new group starts from.
+  const GroupOptions& defaults() const { return defaults_; }
+  std::vector<ParamGroup>& param_groups() { return groups_; }
+  const std::vector<ParamGroup>& param_groups() const { return groups_; }
+
+  // Adds a group; options it lacks are taken from defaults(). The parameters must be
+  // floating-point leaves, not already in a group, and the options valid for this optimizer
+  // ("Adam: Invalid learning rate: -1").
+  void add_param_group(ParamGroup group);
+
+  // Drops (set_to_none) or zeroes every parameter's gradient.
+  void zero_grad(bool set_to_none = true);
+
+  // One update of every parameter that has a gradient.
+  void step();
+  // Evaluates `closure` (with grad enabled; it typically zeroes the gradients, computes the
+  // loss and calls backward), then steps. Returns the closure's loss.
+  Tensor step(const std::function<Tensor()>& closure);
+
+  // The state of `param` (an error if it is not optimized here).
+  ParamState& state(const Tensor& param);
+  const ParamState& state(const Tensor& param) const;
+
+  // Note [Optimizer state_dict keys] above.
+  TensorDict state_dict() const;
+  void load_state_dict(const TensorDict& dict);
+
+ protected:
+  Optimizer(std::string name, GroupOptions defaults)
+      : name_(std::move(name)), defaults_(std::move(defaults)) {}
+
+  // For constructors: at least one parameter, then add_param_group for each group.
+  void add_param_groups(std::vector<ParamGroup> groups);
+
+  // Checks a group's options (defaults filled in) with PyTorch's messages.
+  virtual void check_options(const GroupOptions& options) const = 0;
+  // Called for each parameter when its group is added (Adagrad makes its state there).
+  virtual void init_state(const ParamGroup& group, const Tensor& param, ParamState& state) {
+    (void)group, (void)param, (void)state;
+  }
+  // Updates one parameter: `grad` has the parameter's shape and dtype (checked). Runs under
+  // NoGradGuard.
+  virtual void update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
+                      ParamState& state) = 0;
+
+ private:
+  // (group, position) of `param`; an error if it is not optimized here.
+  std::pair<size_t, size_t> locate(const Tensor& param) const;
+
+  std::string name_;
+  GroupOptions defaults_;
+  std::vector<ParamGroup> groups_;
+  std::vector<std::vector<ParamState>> state_;  // state_[g][j]: groups_[g].params[j]
+};
+
+}  // namespace ember::optim
