@@ -145,6 +145,42 @@ TEST_CASE("conv2d: images batched into one GEMM equal one image at a time", "[co
   }
 }
 
+TEST_CASE("max_pool2d 2x2 stride 2: ties, NaN, -inf and odd sizes as the general rule", "[conv]") {
+  // The 2x2 / stride 2 case has its own loop; it must follow the general rule: the first
+  // maximum in row-major window order wins, and any NaN wins (the last NaN seen).
+  Tensor x = randn64({2, 3, 7, 5}, 31).round();  // small integers: many ties
+  {
+    NoGradGuard g;
+    x[0][0][0][0].fill_(kNaN);
+    x[0][0][1][1].fill_(kNaN);
+    x[1][2][2].fill_(-kInf);
+  }
+  for (DType dt : {kFloat64, kFloat32}) {
+    Tensor xd = x.to(dt);
+    auto [v, idx] = max_pool2d_with_indices(xd, {2, 2}, {2, 2});
+    REQUIRE(v.sizes() == Shape{2, 3, 3, 2});
+    std::vector<double> xv = values(xd), vv = values(v), iv = values(idx);
+    for (int64_t p = 0; p < 6; ++p)
+      for (int64_t oh = 0; oh < 3; ++oh)
+        for (int64_t ow = 0; ow < 2; ++ow) {
+          double best = -kInf;
+          int64_t at = (2 * oh) * 5 + 2 * ow;
+          for (int64_t i = 0; i < 2; ++i)
+            for (int64_t j = 0; j < 2; ++j) {
+              const int64_t k = (2 * oh + i) * 5 + 2 * ow + j;
+              const double val = xv[p * 35 + k];
+              if (val > best || std::isnan(val)) {
+                best = val;
+                at = k;
+              }
+            }
+          const int64_t o = (p * 3 + oh) * 2 + ow;
+          CHECK(iv[o] == at);
+          CHECK((std::isnan(best) ? std::isnan(vv[o]) : vv[o] == best));
+        }
+  }
+}
+
 TEST_CASE("max_pool2d indices point at the maxima", "[conv]") {
   Tensor x = randn64({2, 3, 7, 6}, 11);
   auto [values_t, indices] = max_pool2d_with_indices(x, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true);

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <limits>
 #include <vector>
 
@@ -221,6 +223,21 @@ void conv2d_kernel(const Tensor& input, const Tensor& weight, const Tensor& bias
 // input: (N, C, H, W) -> out, indices: (N, C, out_h, out_w). PyTorch's rule: the window starts
 // at its first in-bounds tap, its maximum starts at -inf (index: that first tap), and a value
 // replaces it when greater or NaN.
+// take ? a : b through the bits, so that the compiler cannot turn it back into a branch.
+template <class F>
+F select_bits(bool take, F a, F b) {
+  using U = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
+  static_assert(sizeof(F) == sizeof(U));
+  U ua, ub;
+  std::memcpy(&ua, &a, sizeof(F));
+  std::memcpy(&ub, &b, sizeof(F));
+  const U m = static_cast<U>(0) - static_cast<U>(take);
+  const U r = (ua & m) | (ub & ~m);
+  F out;
+  std::memcpy(&out, &r, sizeof(F));
+  return out;
+}
+
 template <class T>
 void max_pool2d_typed(const Tensor& input, const Tensor& out, const Tensor& indices,
                       const Window2d& g) {
@@ -230,30 +247,72 @@ void max_pool2d_typed(const Tensor& input, const Tensor& out, const Tensor& indi
   int64_t* idx = indices.data_ptr<int64_t>();
   const int64_t planes = input.size(0) * input.size(1);
   const int64_t H = g.in_h, W = g.in_w, L = g.out_h * g.out_w;
-  parallel_for(0, planes, plane_grain(L * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
+  const Window2d win = g;  // a local copy: the stores below could alias a reference's fields
+  if (win.kh == 2 && win.kw == 2 && win.sh == 2 && win.sw == 2 && win.ph == 0 && win.pw == 0 &&
+      win.dh == 1 && win.dw == 1 && 2 * win.out_h <= H && 2 * win.out_w <= W) {
+    // The common 2x2, stride 2 pooling: whole windows, a fixed visiting order (row 0 left,
+    // right, row 1 left, right), so the general loop's bounds and index arithmetic vanish.
+    parallel_for(0, planes, plane_grain(L * 4), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const T* plane = x + p * H * W;
+        T* yp = y + p * L;
+        int64_t* ip = idx + p * L;
+        for (int64_t oh = 0; oh < win.out_h; ++oh) {
+          const T* r0 = plane + 2 * oh * W;
+          const T* r1 = r0 + W;
+          for (int64_t ow = 0; ow < win.out_w; ++ow) {
+            const int64_t base = 2 * oh * W + 2 * ow;
+            acc_t best = static_cast<acc_t>(r0[2 * ow]);
+            int64_t best_index = base;
+            const acc_t cand[3] = {static_cast<acc_t>(r0[2 * ow + 1]),
+                                   static_cast<acc_t>(r1[2 * ow]),
+                                   static_cast<acc_t>(r1[2 * ow + 1])};
+            const int64_t at[3] = {base + 1, base + W, base + W + 1};
+            for (int k = 0; k < 3; ++k) {
+              const bool take = (cand[k] > best) | (cand[k] != cand[k]);
+              best = select_bits(take, cand[k], best);
+              const int64_t m = -static_cast<int64_t>(take);
+              best_index = (at[k] & m) | (best_index & ~m);
+            }
+            yp[oh * win.out_w + ow] = static_cast<T>(best);
+            ip[oh * win.out_w + ow] = best_index;
+          }
+        }
+      }
+    });
+    return;
+  }
+  parallel_for(0, planes, plane_grain(L * win.kh * win.kw), [&](int64_t p0, int64_t p1) {
+    const int64_t kh = win.kh, kw = win.kw, sh = win.sh, sw = win.sw, ph = win.ph, pw = win.pw;
+    const int64_t dh = win.dh, dw = win.dw, out_h = win.out_h, out_w = win.out_w;
     for (int64_t p = p0; p < p1; ++p) {
       const T* plane = x + p * H * W;
-      for (int64_t oh = 0; oh < g.out_h; ++oh) {
-        int64_t h0 = oh * g.sh - g.ph;
-        const int64_t h1 = std::min(h0 + (g.kh - 1) * g.dh + 1, H);
-        while (h0 < 0) h0 += g.dh;
-        for (int64_t ow = 0; ow < g.out_w; ++ow) {
-          int64_t w0 = ow * g.sw - g.pw;
-          const int64_t w1 = std::min(w0 + (g.kw - 1) * g.dw + 1, W);
-          while (w0 < 0) w0 += g.dw;
+      T* yp = y + p * L;
+      int64_t* ip = idx + p * L;
+      for (int64_t oh = 0; oh < out_h; ++oh) {
+        int64_t h0 = oh * sh - ph;
+        const int64_t h1 = std::min(h0 + (kh - 1) * dh + 1, H);
+        while (h0 < 0) h0 += dh;
+        for (int64_t ow = 0; ow < out_w; ++ow) {
+          int64_t w0 = ow * sw - pw;
+          const int64_t w1 = std::min(w0 + (kw - 1) * dw + 1, W);
+          while (w0 < 0) w0 += dw;
           int64_t best_index = h0 * W + w0;
           acc_t best = -std::numeric_limits<acc_t>::infinity();
-          for (int64_t ih = h0; ih < h1; ih += g.dh) {
-            for (int64_t iw = w0; iw < w1; iw += g.dw) {
-              const acc_t v = static_cast<acc_t>(plane[ih * W + iw]);
-              if (v > best || std::isnan(v)) {
-                best = v;
-                best_index = ih * W + iw;
-              }
+          for (int64_t ih = h0; ih < h1; ih += dh) {
+            const T* row = plane + ih * W;
+            for (int64_t iw = w0; iw < w1; iw += dw) {
+              // The first maximum wins; a NaN always wins (PyTorch's rule). Written as selects
+              // rather than a branch: the comparison is unpredictable on real data.
+              const acc_t v = static_cast<acc_t>(row[iw]);
+              const bool take = (v > best) | (v != v);  // bitwise: no short-circuit branch
+              best = select_bits(take, v, best);
+              const int64_t m = -static_cast<int64_t>(take);
+              best_index = ((ih * W + iw) & m) | (best_index & ~m);
             }
           }
-          y[p * L + oh * g.out_w + ow] = static_cast<T>(best);
-          idx[p * L + oh * g.out_w + ow] = best_index;
+          yp[oh * out_w + ow] = static_cast<T>(best);
+          ip[oh * out_w + ow] = best_index;
         }
       }
     }
