@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ember needs that are missing. Usage: scripts/deps.sh [bench]
-# ("bench" adds the reference libraries the benchmarks compare against).
+# ("bench" adds the reference libraries the benchmarks compare against). dataset-fashion-mnist
+# is the data of the main job (ember-train) and of its end-to-end test.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache libeigen3-dev catch2 zlib1g-dev
-      nlohmann-json3-dev libfmt-dev libcli11-dev libopenblas-dev)
+      nlohmann-json3-dev libfmt-dev libcli11-dev libopenblas-dev dataset-fashion-mnist)
 if [[ "${1:-}" == "bench" ]]; then pkgs+=(libtorch-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do
