@@ -4,12 +4,14 @@
 // (tests/op_table/conv_ops.cpp).
 
 #include <ember/ember.h>
-#include "test_util.h"
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include "test_util.h"
 
 using namespace ember;
 using namespace ember::testing;
@@ -84,7 +86,8 @@ TEST_CASE("col2im is the adjoint of im2col", "[conv]") {
     Tensor y = randn64(cols.sizes(), 4);
     Tensor back = col2im(y, {7, 6}, g.k, g.d, g.p, g.s);
     CHECK(back.sizes() == x.sizes());
-    CHECK(std::abs(inner_product(cols, y) - inner_product(x, back)) < 1e-9 * (1 + std::abs(inner_product(cols, y))));
+    CHECK(std::abs(inner_product(cols, y) - inner_product(x, back)) <
+          1e-9 * (1 + std::abs(inner_product(cols, y))));
   }
 }
 
@@ -269,4 +272,98 @@ TEST_CASE("conv ops report bad arguments with the op and shapes", "[conv]") {
                     Contains("col2im") && Contains("3 * 3 = 9"));
   CHECK_THROWS_WITH(col2im(zeros({1, 9, 9}, kFloat32), {0, 5}, {3, 3}),
                     Contains("output_size must be positive"));
+}
+
+namespace {
+
+// One conv2d configuration for the backward tests.
+struct ConvCase {
+  Shape x_shape, w_shape, stride, padding, dilation;
+  int64_t groups;
+  bool bias;
+};
+
+// d(sum(conv2d(...) * r)) / d{x, w, b}, with create_graph (the differentiable im2col formula)
+// or without (the fused native::conv2d_backward kernel). Only the tensors flagged in `want`
+// require grad.
+Tensors conv_grads(const ConvCase& c, DType dt, bool create_graph, std::array<bool, 3> want,
+                   int threads) {
+  ThreadCountGuard guard;
+  set_num_threads(threads);
+  Tensor x = randn64(c.x_shape, 31).to(dt).requires_grad_(want[0]);
+  Tensor w = randn64(c.w_shape, 32).to(dt).requires_grad_(want[1]);
+  Tensor b = c.bias ? randn64({c.w_shape[0]}, 33).to(dt).requires_grad_(want[2]) : Tensor();
+  Tensor y = conv2d(x, w, b, c.stride, c.padding, c.dilation, c.groups);
+  Tensor r = randn64(y.sizes(), 34).to(dt);
+  Tensors inputs;
+  if (want[0]) inputs.push_back(x);
+  if (want[1]) inputs.push_back(w);
+  if (want[2] && c.bias) inputs.push_back(b);
+  return autograd::grad({(y * r).sum()}, inputs, {}, std::nullopt, create_graph);
+}
+
+}  // namespace
+
+TEST_CASE("conv2d backward: the fused kernel matches the differentiable formula", "[conv]") {
+  const std::vector<ConvCase> cases = {
+      {{5, 4, 9, 8}, {6, 4, 3, 3}, {2}, {1}, {1}, 1, true},           // stride 2, padding
+      {{1, 4, 11, 10}, {6, 2, 3, 2}, {1, 2}, {2, 1}, {2}, 2, false},  // groups 2, dilation 2
+      {{5, 3, 7, 9}, {4, 3, 2, 4}, {1}, {0, 2}, {1, 2}, 1, true},     // non-square kernel
+      {{5, 6, 5, 5}, {6, 3, 1, 1}, {1}, {0}, {1}, 2, true},           // pointwise (1x1)
+      {{3, 5, 5}, {2, 3, 3, 3}, {1}, {1}, {1}, 1, true},              // unbatched
+  };
+  for (DType dt : {kFloat32, kFloat64}) {
+    const double tol = dt == kFloat32 ? 1e-4 : 1e-11;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      for (int threads : {1, 2}) {
+        CAPTURE(i, dtype_name(dt), threads);
+        const ConvCase& c = cases[i];
+        Tensors slow = conv_grads(c, dt, /*create_graph=*/true, {true, true, true}, threads);
+        Tensors fast = conv_grads(c, dt, /*create_graph=*/false, {true, true, true}, threads);
+        REQUIRE(slow.size() == fast.size());
+        for (size_t k = 0; k < slow.size(); ++k) {
+          CHECK(fast[k].dtype() == dt);
+          CHECK(max_abs_diff(fast[k], slow[k]) < tol);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("conv2d backward: the fused kernel computes only the wanted gradients", "[conv]") {
+  const ConvCase c{{4, 4, 6, 6}, {6, 2, 3, 3}, {1}, {1}, {1}, 2, true};
+  // Input only (frozen weight), weight only (input without grad), bias only.
+  for (std::array<bool, 3> want :
+       {std::array<bool, 3>{true, false, false}, std::array<bool, 3>{false, true, true},
+        std::array<bool, 3>{false, false, true}}) {
+    CAPTURE(want[0], want[1], want[2]);
+    Tensors slow = conv_grads(c, kFloat64, true, want, 2);
+    Tensors fast = conv_grads(c, kFloat64, false, want, 2);
+    REQUIRE(slow.size() == fast.size());
+    for (size_t k = 0; k < slow.size(); ++k) CHECK(max_abs_diff(fast[k], slow[k]) < 1e-11);
+  }
+}
+
+TEST_CASE("conv2d backward: native::conv2d_backward checks its arguments", "[conv]") {
+  Tensor x = zeros({2, 4, 5, 5}, kFloat32), w = zeros({6, 4, 3, 3}, kFloat32);
+  CHECK_THROWS_WITH(native::conv2d_backward(zeros({2, 6, 4, 4}, kFloat32), x, w, {1}, {0}, {1}, 1,
+                                            {true, true, true}),
+                    Contains("conv2d_backward") && Contains("[2, 6, 3, 3]"));
+  CHECK_THROWS_WITH(native::conv2d_backward(zeros({2, 6, 3, 3}, kFloat64), x, w, {1}, {0}, {1}, 1,
+                                            {true, true, true}),
+                    Contains("conv2d_backward") && Contains("float64"));
+  // An empty batch gives zero weight and bias gradients.
+  auto [gx, gw, gb] =
+      native::conv2d_backward(zeros({0, 6, 3, 3}, kFloat32), zeros({0, 4, 5, 5}, kFloat32), w, {1},
+                              {0}, {1}, 1, {true, true, true});
+  CHECK(gx.sizes() == Shape{0, 4, 5, 5});
+  CHECK(max_abs_diff(gw, zeros({6, 4, 3, 3}, kFloat32)) == 0.0);
+  CHECK(max_abs_diff(gb, zeros({6}, kFloat32)) == 0.0);
+  // A float16 call computes in float32 and keeps the dtype.
+  auto [hx, hw, hb] =
+      native::conv2d_backward(zeros({2, 6, 3, 3}, kFloat16), x.to(kFloat16), w.to(kFloat16), {1},
+                              {0}, {1}, 1, {true, false, true});
+  CHECK(hx.dtype() == kFloat16);
+  CHECK(!hw.defined());
+  CHECK(hb.dtype() == kFloat16);
 }

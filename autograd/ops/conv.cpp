@@ -4,7 +4,9 @@
 // - conv2d runs the native kernel forward; its backward is the im2col form of convolution,
 //   y[n, g] = w[g] @ im2col(x)[n, g] per group g, differentiated with the differentiable
 //   matmul / im2col / col2im: d x = col2im(w^T @ g), d w = sum over n of g @ im2col(x)^T,
-//   d bias = g summed over batch and positions. Double backward therefore works.
+//   d bias = g summed over batch and positions. Double backward therefore works. When no graph
+//   is being recorded for the backward (no create_graph), float32 / float64 CPU gradients
+//   instead come from the fused kernel native::conv2d_backward, one pass over the batch.
 // - max pooling sends each output's gradient to the input element its index names (summed
 //   where windows overlap); average pooling spreads it over the window, divided by the same
 //   divisor as the forward.
@@ -47,6 +49,15 @@ Tensors conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const
   }
   if (need_bias) grad_bias = sum(g, {0, 2, 3});
   return {grad_x, grad_w, grad_bias};
+}
+
+// Whether conv2d's backward may run the fused native kernel (native::conv2d_backward): only
+// when grad mode is off, i.e. the engine runs the formula without create_graph (it sets grad
+// mode to create_graph around each formula, autograd/engine.cpp), since the kernel records no
+// graph; and for the float32 / float64 CPU tensors it has a kernel for.
+bool use_native_backward(const Tensor& g) {
+  return !detail::grad_mode_enabled && g.device().type == DeviceType::CPU &&
+         (g.dtype() == kFloat32 || g.dtype() == kFloat64);
 }
 
 // The gradient of max pooling: g (N, C, out_h, out_w) added at `indices` (flat positions in
@@ -151,9 +162,21 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
     op.save(op.needs_grad(0) ? weight : Tensor());
     op.backward([=, in_shape = input.sizes(), w_shape = weight.sizes()](
                     const Saved& s, const Tensors& g) -> Tensors {
+      const Tensor x = s[0];
+      if (use_native_backward(g[0])) {
+        // No double backward is being recorded: the one-pass kernel. It reads x only for the
+        // weight gradient and w only for the input gradient; otherwise a zero-strided stand-in
+        // gives the shape.
+        auto stand_in = [&](const Tensor& t, const Shape& shape) {
+          return t.defined() ? t : expand(zeros({1}, g[0].options()), shape);
+        };
+        auto [gx, gw, gb] = native::conv2d_backward(
+            g[0], stand_in(x, in_shape), stand_in(s[1], w_shape), stride, padding, dilation, groups,
+            {s.needs_grad(0), s.needs_grad(1), s.needs_grad(2)});
+        return {gx, gw, gb};
+      }
       // The formulas work on batched tensors: an unbatched (C, H, W) input gets N = 1.
       const bool unbatched = in_shape.size() == 3;
-      const Tensor x = s[0];
       const Tensor gb = unbatched ? unsqueeze(g[0], 0) : g[0];
       const Tensor xb = x.defined() && unbatched ? unsqueeze(x, 0) : x;
       Shape batched_shape = in_shape;

@@ -12,6 +12,7 @@ namespace ember {
 EMBER_DEFINE_DISPATCH(im2col_stub);
 EMBER_DEFINE_DISPATCH(col2im_stub);
 EMBER_DEFINE_DISPATCH(conv2d_stub);
+EMBER_DEFINE_DISPATCH(conv2d_backward_stub);
 EMBER_DEFINE_DISPATCH(max_pool2d_stub);
 EMBER_DEFINE_DISPATCH(avg_pool2d_stub);
 
@@ -115,7 +116,7 @@ Window2d pool_window(const char* op, const Tensor& input, const Tensor& x, const
 
 // ---- im2col / col2im ---------------------------------------------------------------------------
 Tensor native::im2col(const Tensor& input, const Shape& kernel_size, const Shape& dilation,
-              const Shape& padding, const Shape& stride) {
+                      const Shape& padding, const Shape& stride) {
   const char* op = "im2col";
   check_image(input, op);
   Pair k = pair_arg(kernel_size, op, "kernel_size"), d = pair_arg(dilation, op, "dilation");
@@ -135,7 +136,7 @@ Tensor native::im2col(const Tensor& input, const Shape& kernel_size, const Shape
 }
 
 Tensor native::col2im(const Tensor& input, const Shape& output_size, const Shape& kernel_size,
-              const Shape& dilation, const Shape& padding, const Shape& stride) {
+                      const Shape& dilation, const Shape& padding, const Shape& stride) {
   const char* op = "col2im";
   EMBER_CHECK(input.defined(), op, ": undefined input");
   EMBER_CHECK(input.dim() == 2 || input.dim() == 3, op,
@@ -172,9 +173,11 @@ Tensor native::col2im(const Tensor& input, const Shape& output_size, const Shape
 
 // ---- conv2d
 // --------------------------------------------------------------------------------------
-Tensor native::conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
-              const Shape& padding, const Shape& dilation, int64_t groups) {
-  const char* op = "conv2d";
+namespace {
+// Checks conv2d's arguments (input (C, H, W) or (N, C, H, W)) and returns its geometry.
+Window2d conv2d_window(const char* op, const Tensor& input, const Tensor& weight,
+                       const Tensor& bias, const Shape& stride, const Shape& padding,
+                       const Shape& dilation, int64_t groups) {
   check_image(input, op);
   EMBER_CHECK(weight.defined() && weight.dim() == 4, op,
               ": expected a 4-D weight (out_channels, in_channels / groups, kh, kw), got shape ",
@@ -189,8 +192,7 @@ Tensor native::conv2d(const Tensor& input, const Tensor& weight, const Tensor& b
       ": input, weight and bias must be on the same device, got ", input.device(), " and ",
       weight.device());
   EMBER_CHECK(groups > 0, op, ": groups must be positive, got ", groups);
-  Tensor x = batched(input, 4);  // (N, C, H, W)
-  const int64_t channels = x.size(1), out_channels = weight.size(0);
+  const int64_t channels = input.size(-3), out_channels = weight.size(0);
   EMBER_CHECK(channels % groups == 0, op, ": input channels (", channels, ", input shape ",
               input.sizes(), ") are not divisible by groups=", groups);
   EMBER_CHECK(out_channels % groups == 0, op, ": out_channels (", out_channels, ", weight shape ",
@@ -205,7 +207,7 @@ Tensor native::conv2d(const Tensor& input, const Tensor& weight, const Tensor& b
   Pair s = pair_arg(stride, op, "stride"), p = pair_arg(padding, op, "padding");
   Pair d = pair_arg(dilation, op, "dilation");
   check_window(op, k, s, p, d);
-  Window2d win = make_window(k, s, p, d, x.size(2), x.size(3));
+  Window2d win = make_window(k, s, p, d, input.size(-2), input.size(-1));
   const Shape dilated{d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1};
   EMBER_CHECK(win.in_h + 2 * p[0] >= dilated[0] && win.in_w + 2 * p[1] >= dilated[1], op,
               ": the (dilated) kernel ", dilated, " is larger than the padded input [",
@@ -214,11 +216,23 @@ Tensor native::conv2d(const Tensor& input, const Tensor& weight, const Tensor& b
               shape_of(d), ")");
   win.out_h = conv_out_size(win.in_h, k[0], s[0], p[0], d[0]);
   win.out_w = conv_out_size(win.in_w, k[1], s[1], p[1], d[1]);
+  return win;
+}
+}  // namespace
+
+Tensor native::conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                      const Shape& stride, const Shape& padding, const Shape& dilation,
+                      int64_t groups) {
+  const Window2d win =
+      conv2d_window("conv2d", input, weight, bias, stride, padding, dilation, groups);
+  Tensor x = batched(input, 4);  // (N, C, H, W)
+  const int64_t out_channels = weight.size(0);
 
   if (input.dtype() == kFloat16 || input.dtype() == kBFloat16) {
     // 16-bit floats: compute in float32, round once at the end.
     Tensor b = bias.defined() ? bias.to(kFloat32) : bias;
-    return native::conv2d(input.to(kFloat32), weight.to(kFloat32), b, stride, padding, dilation, groups)
+    return native::conv2d(input.to(kFloat32), weight.to(kFloat32), b, stride, padding, dilation,
+                          groups)
         .to(input.dtype());
   }
   Tensor out = empty({x.size(0), out_channels, win.out_h, win.out_w}, x.options());
@@ -229,10 +243,59 @@ Tensor native::conv2d(const Tensor& input, const Tensor& weight, const Tensor& b
   return unbatch_like(out, input, 4);
 }
 
+std::tuple<Tensor, Tensor, Tensor> native::conv2d_backward(
+    const Tensor& grad_out, const Tensor& input, const Tensor& weight, const Shape& stride,
+    const Shape& padding, const Shape& dilation, int64_t groups, std::array<bool, 3> output_mask) {
+  const char* op = "conv2d_backward";
+  const Window2d win = conv2d_window(op, input, weight, {}, stride, padding, dilation, groups);
+  EMBER_CHECK(grad_out.defined() && grad_out.dtype() == input.dtype() &&
+                  grad_out.device() == input.device(),
+              op, ": expected grad_out of the input's dtype (", dtype_name(input.dtype()),
+              ") and device, got ", grad_out.defined() ? dtype_name(grad_out.dtype()) : "none");
+  Shape out_shape = input.sizes();
+  out_shape[out_shape.size() - 3] = weight.size(0);
+  out_shape[out_shape.size() - 2] = win.out_h;
+  out_shape[out_shape.size() - 1] = win.out_w;
+  EMBER_CHECK(grad_out.sizes() == out_shape, op, ": expected grad_out of shape ", out_shape,
+              " (input shape ", input.sizes(), ", weight shape ", weight.sizes(), "), got ",
+              grad_out.sizes());
+  if (input.dtype() == kFloat16 || input.dtype() == kBFloat16) {
+    // 16-bit floats: compute in float32, round each gradient once.
+    auto [gx, gw, gb] =
+        native::conv2d_backward(grad_out.to(kFloat32), input.to(kFloat32), weight.to(kFloat32),
+                                stride, padding, dilation, groups, output_mask);
+    const DType dt = input.dtype();
+    return {gx.defined() ? gx.to(dt) : gx, gw.defined() ? gw.to(dt) : gw,
+            gb.defined() ? gb.to(dt) : gb};
+  }
+  // Only the operands a wanted gradient reads are made contiguous (conv2d_backward_fn).
+  Tensor g = batched(grad_out, 4);  // (N, O, out_h, out_w)
+  Tensor x = output_mask[1] ? batched(input, 4) : Tensor();
+  Tensor w = output_mask[0] ? weight.contiguous() : Tensor();
+  Shape in_shape = input.sizes();
+  if (input.dim() == 3) in_shape.insert(in_shape.begin(), 1);
+  Tensor grad_input = output_mask[0] ? empty(in_shape, input.options()) : Tensor();
+  Tensor grad_weight = output_mask[1] ? empty(weight.sizes(), weight.options()) : Tensor();
+  Tensor grad_bias = output_mask[2] ? empty({weight.size(0)}, weight.options()) : Tensor();
+  const bool any = output_mask[0] || output_mask[1] || output_mask[2];
+  if (any && g.numel() > 0) {
+    conv2d_backward_stub(g.device().type, g, x, w.defined() ? w : weight, grad_input, grad_weight,
+                         grad_bias, win, groups);
+  } else {
+    // No output positions to read (an empty batch or no output channels): zero gradients.
+    for (Tensor* t : {&grad_input, &grad_weight, &grad_bias})
+      if (t->defined()) t->zero_();
+  }
+  if (grad_input.defined()) grad_input = unbatch_like(grad_input, input, 4);
+  return {grad_input, grad_weight, grad_bias};
+}
+
 // ---- pooling -----------------------------------------------------------------------------------
-std::tuple<Tensor, Tensor> native::max_pool2d_with_indices(const Tensor& input, const Shape& kernel_size,
-                                                   const Shape& stride, const Shape& padding,
-                                                   const Shape& dilation, bool ceil_mode) {
+std::tuple<Tensor, Tensor> native::max_pool2d_with_indices(const Tensor& input,
+                                                           const Shape& kernel_size,
+                                                           const Shape& stride,
+                                                           const Shape& padding,
+                                                           const Shape& dilation, bool ceil_mode) {
   const char* op = "max_pool2d";
   check_image(input, op);
   Tensor x = batched(input, 4);  // (N, C, H, W)
@@ -244,14 +307,14 @@ std::tuple<Tensor, Tensor> native::max_pool2d_with_indices(const Tensor& input, 
 }
 
 Tensor native::max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride,
-                  const Shape& padding, const Shape& dilation, bool ceil_mode) {
+                          const Shape& padding, const Shape& dilation, bool ceil_mode) {
   return std::get<0>(
       native::max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode));
 }
 
 Tensor native::avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride,
-                  const Shape& padding, bool ceil_mode, bool count_include_pad,
-                  std::optional<int64_t> divisor_override) {
+                          const Shape& padding, bool ceil_mode, bool count_include_pad,
+                          std::optional<int64_t> divisor_override) {
   const char* op = "avg_pool2d";
   check_image(input, op);
   EMBER_CHECK(!divisor_override || *divisor_override != 0, op,

@@ -20,6 +20,7 @@
 //   (conv2d computes them in float32 and rounds the result).
 // - Inputs may be non-contiguous (they are made contiguous first).
 
+#include <array>
 #include <optional>
 #include <tuple>
 
@@ -80,6 +81,14 @@ using col2im_fn = void (*)(const Tensor& input, const Tensor& out, const Window2
 // float32 / float64. bias (O) or undefined.
 using conv2d_fn = void (*)(const Tensor& input, const Tensor& weight, const Tensor& bias,
                            const Tensor& out, const Window2d& win, int64_t groups);
+// grad_out (N, O, out_h, out_w), input (N, C, H, W), weight (O, C / groups, kh, kw), all of
+// one dtype (float32 / float64) -> grad_input (N, C, H, W), grad_weight (weight's shape) and
+// grad_bias (O), each undefined when not wanted (then not written). input is read only for
+// grad_weight, weight only for grad_input.
+using conv2d_backward_fn = void (*)(const Tensor& grad_out, const Tensor& input,
+                                    const Tensor& weight, const Tensor& grad_input,
+                                    const Tensor& grad_weight, const Tensor& grad_bias,
+                                    const Window2d& win, int64_t groups);
 // indices: int64, out's shape
 using max_pool2d_fn = void (*)(const Tensor& input, const Tensor& out, const Tensor& indices,
                                const Window2d& win);
@@ -89,6 +98,7 @@ using avg_pool2d_fn = void (*)(const Tensor& input, const Tensor& out, const Win
 EMBER_DECLARE_DISPATCH(im2col_fn, im2col_stub);
 EMBER_DECLARE_DISPATCH(col2im_fn, col2im_stub);
 EMBER_DECLARE_DISPATCH(conv2d_fn, conv2d_stub);
+EMBER_DECLARE_DISPATCH(conv2d_backward_fn, conv2d_backward_stub);
 EMBER_DECLARE_DISPATCH(max_pool2d_fn, max_pool2d_stub);
 EMBER_DECLARE_DISPATCH(avg_pool2d_fn, avg_pool2d_stub);
 
@@ -103,6 +113,18 @@ Tensor col2im(const Tensor& input, const Shape& output_size, const Shape& kernel
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
               const Shape& stride = {1}, const Shape& padding = {0}, const Shape& dilation = {1},
               int64_t groups = 1);
+// The three gradients of conv2d(input, weight, bias, stride, padding, dilation, groups) for
+// grad_out (conv2d's result shape), in one pass over the batch (not differentiable: autograd
+// uses it only when no double backward is recorded). Returns {grad_input (input's shape),
+// grad_weight (weight's shape), grad_bias (O)}; an entry whose output_mask is false is
+// undefined. input's values are read only for grad_weight and weight's only for grad_input
+// (otherwise only their shapes matter: a zero-strided expand will do). Unbatched (C, H, W)
+// input and grad_out are accepted. All of one floating dtype; 16-bit ones are computed in
+// float32.
+std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const Tensor& input,
+                                                   const Tensor& weight, const Shape& stride,
+                                                   const Shape& padding, const Shape& dilation,
+                                                   int64_t groups, std::array<bool, 3> output_mask);
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const Shape& kernel_size,
                                                    const Shape& stride = {},
                                                    const Shape& padding = {0},

@@ -5,15 +5,16 @@
 // when those are fewer than the threads, by ranges of output positions too. Each task writes
 // its own part of the output, so nothing is shared between threads. conv2d is im2col + one
 // single-threaded GEMM per task (kernels/cpu/gemm.h: ember's packed AVX-512/AVX2 kernel for
-// float32, which runs on the calling thread inside a pool task).
+// float32, which runs on the calling thread inside a pool task). conv2d's backward splits the
+// batch into one range of images per thread, each accumulating its own weight gradient.
 
 #include "core/ops/conv.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "core/parallel.h"
@@ -58,6 +59,33 @@ void im2col_block(const T* x, int64_t channels, const Window2d& g, int64_t l0, i
             }
           }
           l += ow1 - ow0;
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of im2col_block over a whole image: adds column l of row (c * kh + i) * kw + j of
+// col (channels * kh * kw, out_h * out_w; row stride col_rs) onto
+// x[c, oh * sh - ph + i * dh, ow * sw - pw + j * dw] (l = oh * out_w + ow), skipping the taps
+// that fall in the padding. x: (channels, in_h, in_w), accumulated into (not cleared).
+template <class T>
+void col2im_block(const T* col, int64_t col_rs, int64_t channels, const Window2d& g, T* x) {
+  const int64_t H = g.in_h, W = g.in_w;
+  for (int64_t c = 0; c < channels; ++c) {
+    T* plane = x + c * H * W;
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const T* src = col + ((c * g.kh + i) * g.kw + j) * col_rs;
+        for (int64_t oh = 0; oh < g.out_h; ++oh) {
+          const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+          if (ih < 0 || ih >= H) continue;
+          T* row = plane + ih * W;
+          const T* s = src + oh * g.out_w;
+          for (int64_t ow = 0; ow < g.out_w; ++ow) {
+            const int64_t iw = ow * g.sw - g.pw + j * g.dw;
+            if (iw >= 0 && iw < W) row[iw] += s[ow];
+          }
         }
       }
     }
@@ -220,6 +248,121 @@ void conv2d_kernel(const Tensor& input, const Tensor& weight, const Tensor& bias
   }
 }
 
+// The gradients of conv2d (conv2d_backward_fn in core/ops/conv.h). With K = C / groups * kh *
+// kw, L = out_h * out_w and, for image n and group g, cols = im2col(input[n, g's channels])
+// (K, L) and gy = grad_out[n, g's outputs] (O / groups, L):
+//   grad_weight[g's outputs] (O / groups, K)  +=  gy @ cols^T
+//   grad_input[n, g's channels]               =   col2im(weight[g's outputs]^T (K, O / groups) @
+//   gy) grad_bias[o]                              +=  sum over l of grad_out[n, o, l]
+// The images are split into at most num_threads() contiguous ranges, one task each; a task
+// accumulates its weight and bias gradients in its own buffer, and the buffers are summed in
+// range order at the end (the result does not depend on the scheduling). grad_input is written
+// per image. Both GEMMs read the transposed operand through its strides (no copy).
+template <class T>
+void conv2d_backward_typed(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
+                           const Tensor& grad_input, const Tensor& grad_weight,
+                           const Tensor& grad_bias, const Window2d& g, int64_t groups) {
+  const bool need_x = grad_input.defined(), need_w = grad_weight.defined();
+  const bool need_b = grad_bias.defined();
+  const T* gy = grad_out.data_ptr<T>();
+  const T* x = need_w ? input.data_ptr<T>() : nullptr;
+  const T* w = need_x ? weight.data_ptr<T>() : nullptr;
+  T* gx = need_x ? grad_input.data_ptr<T>() : nullptr;
+  const int64_t N = grad_out.size(0), O = grad_out.size(1), Og = O / groups;
+  const int64_t Cg = weight.size(1), C = Cg * groups, K = Cg * g.kh * g.kw;
+  const int64_t HW = g.in_h * g.in_w, L = g.out_h * g.out_w;
+  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+
+  // Per task: the weight gradient (O, K) then the bias gradient (O).
+  const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(N, num_threads()));
+  const int64_t per_task = (N + tasks - 1) / tasks;
+  const int64_t acc_size = (need_w ? O * K : 0) + (need_b ? O : 0);
+  std::vector<T> acc(static_cast<size_t>(tasks * acc_size), T(0));
+
+  auto run_task = [&](int64_t task) {
+    const int64_t n0 = task * per_task, n1 = std::min(N, n0 + per_task);
+    T* dw = acc.data() + task * acc_size;  // (O, K)
+    T* db = dw + (need_w ? O * K : 0);     // (O)
+    std::vector<T> cols, dcols;
+    if (need_w && !pointwise) cols.resize(static_cast<size_t>(K * L));
+    if (need_x && !pointwise) dcols.resize(static_cast<size_t>(K * L));
+    for (int64_t n = n0; n < n1; ++n) {
+      if (need_x) std::fill(gx + n * C * HW, gx + (n + 1) * C * HW, T(0));
+      for (int64_t grp = 0; grp < groups; ++grp) {
+        const T* gyg = gy + (n * O + grp * Og) * L;  // (Og, L)
+        if (need_w) {
+          const T* xg = x + (n * C + grp * Cg) * HW;  // (Cg, H, W); pointwise: cols itself
+          const T* cols_ptr = xg;
+          if (!pointwise) {
+            im2col_block(xg, Cg, g, 0, L, cols.data(), L);
+            cols_ptr = cols.data();
+          }
+          // (Og, L) @ (L, K): cols^T is cols read with swapped strides.
+          gemm(Og, K, L, T(1), gyg, L, 1, cols_ptr, 1, L, T(1), dw + grp * Og * K, K, 1);
+        }
+        if (need_x) {
+          const T* wg = w + grp * Og * K;         // (Og, K); its transpose by strides
+          T* gxg = gx + (n * C + grp * Cg) * HW;  // (Cg, H, W)
+          if (pointwise) {
+            gemm(K, L, Og, T(1), wg, 1, K, gyg, L, 1, T(0), gxg, L, 1);
+          } else {
+            gemm(K, L, Og, T(1), wg, 1, K, gyg, L, 1, T(0), dcols.data(), L, 1);
+            col2im_block(dcols.data(), L, Cg, g, gxg);
+          }
+        }
+      }
+      if (need_b) {
+        // Eight partial sums per row, so that the loop vectorizes.
+        for (int64_t o = 0; o < O; ++o) {
+          const T* row = gy + (n * O + o) * L;
+          T part[8] = {};
+          int64_t l = 0;
+          for (; l + 8 <= L; l += 8)
+            for (int k = 0; k < 8; ++k) part[k] += row[l + k];
+          T s = 0;
+          for (; l < L; ++l) s += row[l];
+          for (int k = 0; k < 8; ++k) s += part[k];
+          db[o] += s;
+        }
+      }
+    }
+  };
+  if (tasks == 1) {
+    run_task(0);  // on the calling thread, so that gemm may split itself over the pool
+  } else {
+    parallel_for(0, tasks, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) run_task(t);
+    });
+  }
+
+  // Sum the tasks' buffers in task order.
+  auto reduce = [&](int64_t offset, int64_t count, T* out) {
+    for (int64_t e = 0; e < count; ++e) {
+      T s = acc[static_cast<size_t>(offset + e)];
+      for (int64_t t = 1; t < tasks; ++t) s += acc[static_cast<size_t>(t * acc_size + offset + e)];
+      out[e] = s;
+    }
+  };
+  if (need_w) reduce(0, O * K, grad_weight.data_ptr<T>());
+  if (need_b) reduce(need_w ? O * K : 0, O, grad_bias.data_ptr<T>());
+}
+
+void conv2d_backward_kernel(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
+                            const Tensor& grad_input, const Tensor& grad_weight,
+                            const Tensor& grad_bias, const Window2d& g, int64_t groups) {
+  switch (grad_out.dtype()) {
+    case kFloat32:
+      return conv2d_backward_typed<float>(grad_out, input, weight, grad_input, grad_weight,
+                                          grad_bias, g, groups);
+    case kFloat64:
+      return conv2d_backward_typed<double>(grad_out, input, weight, grad_input, grad_weight,
+                                           grad_bias, g, groups);
+    default:
+      EMBER_ERROR("conv2d_backward: the CPU kernel takes float32 or float64, got ",
+                  dtype_name(grad_out.dtype()));
+  }
+}
+
 // input: (N, C, H, W) -> out, indices: (N, C, out_h, out_w). PyTorch's rule: the window starts
 // at its first in-bounds tap, its maximum starts at -inf (index: that first tap), and a value
 // replaces it when greater or NaN.
@@ -374,6 +517,7 @@ void avg_pool2d_kernel(const Tensor& input, const Tensor& out, const Window2d& g
 EMBER_REGISTER_KERNEL(im2col_stub, DeviceType::CPU, im2col_kernel);
 EMBER_REGISTER_KERNEL(col2im_stub, DeviceType::CPU, col2im_kernel);
 EMBER_REGISTER_KERNEL(conv2d_stub, DeviceType::CPU, conv2d_kernel);
+EMBER_REGISTER_KERNEL(conv2d_backward_stub, DeviceType::CPU, conv2d_backward_kernel);
 EMBER_REGISTER_KERNEL(max_pool2d_stub, DeviceType::CPU, max_pool2d_kernel);
 EMBER_REGISTER_KERNEL(avg_pool2d_stub, DeviceType::CPU, avg_pool2d_kernel);
 
