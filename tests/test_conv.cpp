@@ -311,6 +311,7 @@ TEST_CASE("conv2d backward: the fused kernel matches the differentiable formula"
       {{5, 3, 7, 9}, {4, 3, 2, 4}, {1}, {0, 2}, {1, 2}, 1, true},     // non-square kernel
       {{5, 6, 5, 5}, {6, 3, 1, 1}, {1}, {0}, {1}, 2, true},           // pointwise (1x1)
       {{3, 5, 5}, {2, 3, 3, 3}, {1}, {1}, {1}, 1, true},              // unbatched
+      {{2, 2, 6, 7}, {3, 2, 2, 3}, {3, 2}, {3, 4}, {2}, 1, true},     // taps beyond the image
   };
   for (DType dt : {kFloat32, kFloat64}) {
     const double tol = dt == kFloat32 ? 1e-4 : 1e-11;
@@ -366,4 +367,69 @@ TEST_CASE("conv2d backward: native::conv2d_backward checks its arguments", "[con
   CHECK(hx.dtype() == kFloat16);
   CHECK(!hw.defined());
   CHECK(hb.dtype() == kFloat16);
+}
+
+namespace {
+
+// The input gradient of max pooling through autograd: the scatter formula when create_graph is
+// set, the one-pass native kernel otherwise.
+Tensor pool_grad(const Tensor& x0, const Shape& k, const Shape& s, const Shape& p, const Shape& d,
+                 bool ceil_mode, bool create_graph, int threads) {
+  ThreadCountGuard guard;
+  set_num_threads(threads);
+  Tensor x = x0.detach().requires_grad_(true);
+  Tensor y = max_pool2d(x, k, s, p, d, ceil_mode);
+  Generator gen(77);
+  Tensor r = randn(y.sizes(), x.dtype(), &gen);
+  return autograd::grad({(y * r).sum()}, {x}, {}, std::nullopt, create_graph)[0].detach();
+}
+
+}  // namespace
+
+TEST_CASE("max_pool2d backward: the one-pass kernel matches the scatter formula", "[conv]") {
+  struct PoolCase {
+    Shape in, k, s, p, d;
+    bool ceil_mode;
+  };
+  const std::vector<PoolCase> cases = {
+      {{3, 4, 8, 6}, {2, 2}, {2, 2}, {0}, {1}, false},     // the 2x2 fast path
+      {{2, 3, 7, 7}, {3, 3}, {1, 1}, {1}, {1}, false},     // overlapping windows share maxima
+      {{2, 2, 9, 8}, {3, 2}, {2, 3}, {1, 0}, {2}, true},   // dilation, ceil_mode
+      {{3, 6, 5}, {2, 2}, {1, 2}, {0}, {1}, true},         // unbatched
+  };
+  for (DType dt : {kFloat32, kFloat64}) {
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const PoolCase& c = cases[i];
+      // Rounded values: ties, so that windows and taps share maxima.
+      Tensor x = (randn64(c.in, 500 + i) * 2.0).round().to(dt);
+      for (int threads : {1, 2}) {
+        CAPTURE(i, dtype_name(dt), threads);
+        Tensor slow = pool_grad(x, c.k, c.s, c.p, c.d, c.ceil_mode, true, threads);
+        Tensor fast = pool_grad(x, c.k, c.s, c.p, c.d, c.ceil_mode, false, threads);
+        CHECK(fast.dtype() == dt);
+        CHECK(max_abs_diff(fast, slow) < (dt == kFloat32 ? 1e-5 : 1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("max_pool2d backward: native::max_pool2d_backward checks its arguments", "[conv]") {
+  Tensor g = ones({1, 2, 2, 2}, kFloat32);
+  Tensor idx = zeros({1, 2, 2, 2}, kInt64);
+  // Every output's gradient lands on position 0 of its plane.
+  Tensor gx = native::max_pool2d_backward(g, idx, {1, 2, 4, 4});
+  CHECK(gx.sizes() == Shape{1, 2, 4, 4});
+  CHECK(values(gx)[0] == 4.0);
+  CHECK(values(gx)[16] == 4.0);
+  CHECK(values(gx.sum())[0] == 8.0);
+  CHECK_THROWS_WITH(native::max_pool2d_backward(g, full({1, 2, 2, 2}, 16, kInt64), {1, 2, 4, 4}),
+                    Contains("max_pool2d_backward") && Contains("outside its plane"));
+  CHECK_THROWS_WITH(native::max_pool2d_backward(g, full({1, 2, 2, 2}, -1, kInt64), {1, 2, 4, 4}),
+                    Contains("max_pool2d_backward") && Contains("index -1"));
+  CHECK_THROWS_WITH(native::max_pool2d_backward(g, zeros({1, 2, 2, 2}, kInt32), {1, 2, 4, 4}),
+                    Contains("max_pool2d_backward") && Contains("int64"));
+  CHECK_THROWS_WITH(native::max_pool2d_backward(g, zeros({1, 2, 2, 3}, kInt64), {1, 2, 4, 4}),
+                    Contains("max_pool2d_backward") && Contains("[1, 2, 2, 3]"));
+  CHECK_THROWS_WITH(native::max_pool2d_backward(g, idx, {1, 3, 4, 4}),
+                    Contains("max_pool2d_backward") && Contains("[1, 3, 4, 4]"));
 }

@@ -8,7 +8,8 @@
 //   is being recorded for the backward (no create_graph), float32 / float64 CPU gradients
 //   instead come from the fused kernel native::conv2d_backward, one pass over the batch.
 // - max pooling sends each output's gradient to the input element its index names (summed
-//   where windows overlap); average pooling spreads it over the window, divided by the same
+//   where windows overlap): a scatter_add, or without create_graph the one-pass kernel
+//   native::max_pool2d_backward; average pooling spreads it over the window, divided by the same
 //   divisor as the forward.
 
 #include "core/ops/conv.h"
@@ -64,6 +65,8 @@ bool use_native_backward(const Tensor& g) {
 // each H * W plane) into zeros of the input's shape. Windows may share their maximum, hence
 // the scatter_add.
 Tensor max_pool2d_backward(const Tensor& g, const Tensor& indices, const Shape& in_shape) {
+  // No double backward being recorded: the one-pass kernel (zeros, then the adds, per plane).
+  if (use_native_backward(g)) return native::max_pool2d_backward(g, indices, in_shape);
   const int64_t nd = static_cast<int64_t>(in_shape.size());
   const int64_t plane = in_shape[nd - 2] * in_shape[nd - 1];
   Shape flat(in_shape.begin(), in_shape.end() - 2);  // (N, C) or (C)

@@ -14,6 +14,7 @@ EMBER_DEFINE_DISPATCH(col2im_stub);
 EMBER_DEFINE_DISPATCH(conv2d_stub);
 EMBER_DEFINE_DISPATCH(conv2d_backward_stub);
 EMBER_DEFINE_DISPATCH(max_pool2d_stub);
+EMBER_DEFINE_DISPATCH(max_pool2d_backward_stub);
 EMBER_DEFINE_DISPATCH(avg_pool2d_stub);
 
 namespace {
@@ -310,6 +311,32 @@ Tensor native::max_pool2d(const Tensor& input, const Shape& kernel_size, const S
                           const Shape& padding, const Shape& dilation, bool ceil_mode) {
   return std::get<0>(
       native::max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode));
+}
+
+Tensor native::max_pool2d_backward(const Tensor& grad_out, const Tensor& indices,
+                                  const Shape& input_shape) {
+  const char* op = "max_pool2d_backward";
+  EMBER_CHECK(grad_out.defined() && indices.defined(), op, ": grad_out and indices must be defined");
+  EMBER_CHECK(indices.dtype() == kInt64, op, ": expected int64 indices, got ",
+              dtype_name(indices.dtype()));
+  EMBER_CHECK(is_floating(grad_out.dtype()), op, ": expected a floating grad_out, got ",
+              dtype_name(grad_out.dtype()));
+  EMBER_CHECK(grad_out.sizes() == indices.sizes(), op, ": grad_out of shape ", grad_out.sizes(),
+              " and indices of shape ", indices.sizes(), " differ");
+  EMBER_CHECK(grad_out.device() == indices.device(), op, ": grad_out on ", grad_out.device(),
+              " and indices on ", indices.device());
+  const auto nd = static_cast<int64_t>(input_shape.size());
+  EMBER_CHECK((nd == 3 || nd == 4) && grad_out.dim() == nd, op, ": expected an input shape of 3 or 4 ",
+              "dims matching grad_out of shape ", grad_out.sizes(), ", got ", input_shape);
+  for (int64_t d = 0; d < nd - 2; ++d)
+    EMBER_CHECK(input_shape[d] == grad_out.size(d), op, ": input shape ", input_shape,
+                " does not match grad_out of shape ", grad_out.sizes());
+  Tensor g = batched(grad_out, 4), idx = batched(indices, 4);
+  Shape in_shape = input_shape;
+  if (nd == 3) in_shape.insert(in_shape.begin(), 1);
+  Tensor grad_input = empty(in_shape, grad_out.options());
+  if (grad_input.numel() > 0) max_pool2d_backward_stub(g.device().type, g, idx, grad_input);
+  return nd == 3 ? grad_input.squeeze(0) : grad_input;
 }
 
 Tensor native::avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride,

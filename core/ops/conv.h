@@ -92,6 +92,11 @@ using conv2d_backward_fn = void (*)(const Tensor& grad_out, const Tensor& input,
 // indices: int64, out's shape
 using max_pool2d_fn = void (*)(const Tensor& input, const Tensor& out, const Tensor& indices,
                                const Window2d& win);
+// grad_out, indices (int64): (N, C, out_h, out_w) -> grad_input (N, C, H, W), overwritten:
+// each plane cleared, then each output's gradient added at the flat position its index names.
+// Throws if an index lies outside its H * W plane.
+using max_pool2d_backward_fn = void (*)(const Tensor& grad_out, const Tensor& indices,
+                                        const Tensor& grad_input);
 // divisor: 0 when not overridden
 using avg_pool2d_fn = void (*)(const Tensor& input, const Tensor& out, const Window2d& win,
                                bool count_include_pad, int64_t divisor);
@@ -100,6 +105,7 @@ EMBER_DECLARE_DISPATCH(col2im_fn, col2im_stub);
 EMBER_DECLARE_DISPATCH(conv2d_fn, conv2d_stub);
 EMBER_DECLARE_DISPATCH(conv2d_backward_fn, conv2d_backward_stub);
 EMBER_DECLARE_DISPATCH(max_pool2d_fn, max_pool2d_stub);
+EMBER_DECLARE_DISPATCH(max_pool2d_backward_fn, max_pool2d_backward_stub);
 EMBER_DECLARE_DISPATCH(avg_pool2d_fn, avg_pool2d_stub);
 
 // ---- kernel-level entry points (no autograd) ---------------------------------------------
@@ -135,6 +141,11 @@ Tensor max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& st
 Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride = {},
                   const Shape& padding = {0}, bool ceil_mode = false, bool count_include_pad = true,
                   std::optional<int64_t> divisor_override = std::nullopt);
+// The gradient of max pooling in one pass: grad_out (N, C, out_h, out_w) or (C, out_h, out_w)
+// added at `indices` (max_pool2d_with_indices' second result: flat positions in each H * W
+// plane) into zeros of input_shape. Overlapping windows that share a maximum add up. The
+// autograd formula (autograd/ops/conv.cpp) runs it when no double backward is recorded.
+Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const Shape& input_shape);
 }  // namespace native
 
 }  // namespace ember

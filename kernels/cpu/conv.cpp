@@ -10,7 +10,12 @@
 
 #include "core/ops/conv.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -29,34 +34,58 @@ int64_t plane_grain(int64_t work_per_plane) {
   return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, work_per_plane));
 }
 
+// The window positions ow in [lo, hi) of one output row whose tap j (of kernel column j) lands
+// inside the input row: 0 <= ow * sw - pw + j * dw < W. Outside that range the tap reads padding.
+struct TapRange {
+  int64_t lo, hi;
+};
+inline TapRange tap_range(const Window2d& g, int64_t j) {
+  const int64_t off = j * g.dw - g.pw;  // iw = ow * sw + off
+  // lo = ceil(-off / sw) clamped to [0, out_w]; hi = ceil((W - off) / sw) clamped to [lo, out_w].
+  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+  const int64_t lo = std::clamp<int64_t>(ceil_div(-off, g.sw), 0, g.out_w);
+  const int64_t hi = std::clamp<int64_t>(ceil_div(g.in_w - off, g.sw), lo, g.out_w);
+  return {lo, hi};
+}
+
 // Writes window positions [l0, l0 + ncols) of the im2col matrix of `channels` planes.
 //   x:   (channels, in_h, in_w)
 //   col: (channels * kh * kw, ncols); row (c * kh + i) * kw + j, column l - l0 holds
 //        x[c, oh * sh - ph + i * dh, ow * sw - pw + j * dw] for l = oh * out_w + ow, or 0 in
 //        the padding.
+// Each output row is split into its padded ends (zeros) and the middle, a contiguous copy for
+// stride 1 or a strided gather: no bounds test per element.
 template <class T>
 void im2col_block(const T* x, int64_t channels, const Window2d& g, int64_t l0, int64_t ncols,
                   T* col, int64_t col_rs) {
-  const int64_t H = g.in_h, W = g.in_w;
+  const int64_t H = g.in_h, W = g.in_w, sw = g.sw;
   for (int64_t c = 0; c < channels; ++c) {
     const T* plane = x + c * H * W;
     for (int64_t i = 0; i < g.kh; ++i) {
       for (int64_t j = 0; j < g.kw; ++j) {
         T* dst = col + ((c * g.kh + i) * g.kw + j) * col_rs;
+        const TapRange r = tap_range(g, j);
+        const int64_t off = j * g.dw - g.pw;
         // One output row oh (or the part of it inside [l0, l0 + ncols)) at a time.
         for (int64_t l = l0; l < l0 + ncols;) {
           const int64_t oh = l / g.out_w, ow0 = l % g.out_w;
           const int64_t ow1 = std::min(g.out_w, ow0 + (l0 + ncols - l));
-          T* d = dst + (l - l0);
+          T* d = dst + (l - l0);  // d[ow - ow0] is the column of position (oh, ow)
           const int64_t ih = oh * g.sh - g.ph + i * g.dh;
           if (ih < 0 || ih >= H) {
             std::fill(d, d + (ow1 - ow0), T(0));
           } else {
-            const T* row = plane + ih * W;
-            for (int64_t ow = ow0; ow < ow1; ++ow) {
-              const int64_t iw = ow * g.sw - g.pw + j * g.dw;
-              d[ow - ow0] = (iw >= 0 && iw < W) ? row[iw] : T(0);
+            const T* row = plane + ih * W;  // the tap of position ow is row[ow * sw + off]
+            const int64_t lo = std::clamp(r.lo, ow0, ow1), hi = std::clamp(r.hi, lo, ow1);
+            std::fill(d, d + (lo - ow0), T(0));
+            if (hi == lo) {
+              // the whole part lies in the padding
+            } else if (sw == 1) {
+              std::copy(row + lo + off, row + hi + off, d + (lo - ow0));
+            } else {
+              for (int64_t ow = lo; ow < hi; ++ow) d[ow - ow0] = row[ow * sw + off];
             }
+            std::fill(d + (hi - ow0), d + (ow1 - ow0), T(0));
           }
           l += ow1 - ow0;
         }
@@ -71,20 +100,25 @@ void im2col_block(const T* x, int64_t channels, const Window2d& g, int64_t l0, i
 // that fall in the padding. x: (channels, in_h, in_w), accumulated into (not cleared).
 template <class T>
 void col2im_block(const T* col, int64_t col_rs, int64_t channels, const Window2d& g, T* x) {
-  const int64_t H = g.in_h, W = g.in_w;
+  const int64_t H = g.in_h, W = g.in_w, sw = g.sw;
   for (int64_t c = 0; c < channels; ++c) {
     T* plane = x + c * H * W;
     for (int64_t i = 0; i < g.kh; ++i) {
       for (int64_t j = 0; j < g.kw; ++j) {
         const T* src = col + ((c * g.kh + i) * g.kw + j) * col_rs;
+        const TapRange r = tap_range(g, j);
+        const int64_t off = j * g.dw - g.pw;
+        if (r.hi == r.lo) continue;  // this tap lies in the padding for every position
         for (int64_t oh = 0; oh < g.out_h; ++oh) {
           const int64_t ih = oh * g.sh - g.ph + i * g.dh;
           if (ih < 0 || ih >= H) continue;
-          T* row = plane + ih * W;
+          T* row = plane + ih * W;  // the tap of position ow is row[ow * sw + off]
           const T* s = src + oh * g.out_w;
-          for (int64_t ow = 0; ow < g.out_w; ++ow) {
-            const int64_t iw = ow * g.sw - g.pw + j * g.dw;
-            if (iw >= 0 && iw < W) row[iw] += s[ow];
+          if (sw == 1) {
+            T* d = row + off + r.lo;  // in bounds: r.lo + off >= 0
+            for (int64_t ow = 0; ow < r.hi - r.lo; ++ow) d[ow] += s[r.lo + ow];
+          } else {
+            for (int64_t ow = r.lo; ow < r.hi; ++ow) row[ow * sw + off] += s[ow];
           }
         }
       }
@@ -381,6 +415,106 @@ F select_bits(bool take, F a, F b) {
   return out;
 }
 
+// One output row of 2x2, stride 2 pooling: the windows over rows r0 and r1 (r1 = r0 + W),
+// visited left, right, left below, right below; `base` is the flat index of r0[0] in its plane.
+// Written as selects on independent lanes so that it vectorizes.
+template <class T>
+inline void max_pool_2x2_row(const T* r0, const T* r1, int64_t out_w, int64_t base, int64_t W,
+                             T* y, int64_t* idx) {
+  using acc_t = opmath_t<T>;
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    const acc_t a = static_cast<acc_t>(r0[2 * ow]), b = static_cast<acc_t>(r0[2 * ow + 1]);
+    const acc_t c = static_cast<acc_t>(r1[2 * ow]), d = static_cast<acc_t>(r1[2 * ow + 1]);
+    // Offsets within the window: 0, 1, W, W + 1. The first maximum wins; a NaN always wins.
+    acc_t best = a;
+    int64_t at = 0;
+    const bool tb = (b > best) | (b != b);
+    best = tb ? b : best;
+    at = tb ? 1 : at;
+    const bool tc = (c > best) | (c != c);
+    best = tc ? c : best;
+    at = tc ? W : at;
+    const bool td = (d > best) | (d != d);
+    best = td ? d : best;
+    at = td ? W + 1 : at;
+    y[ow] = static_cast<T>(best);
+    idx[ow] = base + 2 * ow + at;
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define EMBER_HAVE_AVX512_POOL 1
+// The float32 row with AVX-512, 16 windows a step and a masked last step, so that the short rows
+// of small images (7 windows for 14 x 14) vectorize too: the two input rows are loaded 32 floats
+// at a time and split into their even and odd columns. Needs W < 2^31 (offsets in 32 bits).
+__attribute__((target("avx512f"))) void max_pool_2x2_row_avx512(const float* r0, const float* r1,
+                                                                 int64_t out_w, int64_t base,
+                                                                 int64_t W, float* y,
+                                                                 int64_t* idx) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i lane2 = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+  const __m512i off_b = _mm512_set1_epi32(1), off_c = _mm512_set1_epi32(static_cast<int>(W));
+  const __m512i off_d = _mm512_set1_epi32(static_cast<int>(W + 1));
+  for (int64_t ow = 0; ow < out_w; ow += 16) {
+    const int64_t n = std::min<int64_t>(16, out_w - ow);  // windows in this step
+    const __mmask16 m = static_cast<__mmask16>((1u << n) - 1);
+    // 2n input floats per row: the first 16 under m_lo, the rest under m_hi.
+    const __mmask16 m_lo = static_cast<__mmask16>(n >= 8 ? 0xFFFFu : (1u << (2 * n)) - 1);
+    const __mmask16 m_hi = static_cast<__mmask16>(n > 8 ? (1u << (2 * n - 16)) - 1 : 0u);
+    const __m512 t0 = _mm512_maskz_loadu_ps(m_lo, r0 + 2 * ow);
+    const __m512 t1 = _mm512_maskz_loadu_ps(m_hi, r0 + 2 * ow + 16);
+    const __m512 b0 = _mm512_maskz_loadu_ps(m_lo, r1 + 2 * ow);
+    const __m512 b1 = _mm512_maskz_loadu_ps(m_hi, r1 + 2 * ow + 16);
+    const __m512 a = _mm512_permutex2var_ps(t0, even, t1), b = _mm512_permutex2var_ps(t0, odd, t1);
+    const __m512 c = _mm512_permutex2var_ps(b0, even, b1), d = _mm512_permutex2var_ps(b0, odd, b1);
+    // The first maximum wins; a NaN always wins.
+    __m512 best = a;
+    __m512i at = _mm512_setzero_si512();
+    __mmask16 take = _mm512_cmp_ps_mask(b, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q);
+    best = _mm512_mask_mov_ps(best, take, b);
+    at = _mm512_mask_mov_epi32(at, take, off_b);
+    take = _mm512_cmp_ps_mask(c, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q);
+    best = _mm512_mask_mov_ps(best, take, c);
+    at = _mm512_mask_mov_epi32(at, take, off_c);
+    take = _mm512_cmp_ps_mask(d, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q);
+    best = _mm512_mask_mov_ps(best, take, d);
+    at = _mm512_mask_mov_epi32(at, take, off_d);
+    _mm512_mask_storeu_ps(y + ow, m, best);
+    // idx = base + 2 * (ow + lane) + at, in two halves of 8 int64.
+    const __m512i start = _mm512_add_epi64(_mm512_set1_epi64(base + 2 * ow), lane2);
+    // (The maskz forms: GCC 12 warns about the undefined vectors of the plain ones.)
+    const __m256i at_lo = _mm512_maskz_extracti64x4_epi64(0xFF, at, 0);
+    const __m256i at_hi = _mm512_maskz_extracti64x4_epi64(0xFF, at, 1);
+    const __m512i lo = _mm512_add_epi64(start, _mm512_maskz_cvtepi32_epi64(0xFF, at_lo));
+    const __m512i hi = _mm512_add_epi64(_mm512_add_epi64(start, _mm512_set1_epi64(16)),
+                                        _mm512_maskz_cvtepi32_epi64(0xFF, at_hi));
+    _mm512_mask_storeu_epi64(idx + ow, static_cast<__mmask8>(m & 0xFF), lo);
+    _mm512_mask_storeu_epi64(idx + ow + 8, static_cast<__mmask8>(m >> 8), hi);
+  }
+}
+
+bool cpu_has_avx512f() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return has;
+}
+#endif
+
+// The float32 row: AVX-512 where the CPU has it.
+void max_pool_2x2_row_f32(const float* r0, const float* r1, int64_t out_w, int64_t base,
+                          int64_t W, float* y, int64_t* idx) {
+#ifdef EMBER_HAVE_AVX512_POOL
+  if (cpu_has_avx512f() && W < (int64_t{1} << 30)) {
+    max_pool_2x2_row_avx512(r0, r1, out_w, base, W, y, idx);
+    return;
+  }
+#endif
+  max_pool_2x2_row(r0, r1, out_w, base, W, y, idx);
+}
+
 template <class T>
 void max_pool2d_typed(const Tensor& input, const Tensor& out, const Tensor& indices,
                       const Window2d& g) {
@@ -398,27 +532,14 @@ void max_pool2d_typed(const Tensor& input, const Tensor& out, const Tensor& indi
     parallel_for(0, planes, plane_grain(L * 4), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const T* plane = x + p * H * W;
-        T* yp = y + p * L;
-        int64_t* ip = idx + p * L;
         for (int64_t oh = 0; oh < win.out_h; ++oh) {
           const T* r0 = plane + 2 * oh * W;
-          const T* r1 = r0 + W;
-          for (int64_t ow = 0; ow < win.out_w; ++ow) {
-            const int64_t base = 2 * oh * W + 2 * ow;
-            acc_t best = static_cast<acc_t>(r0[2 * ow]);
-            int64_t best_index = base;
-            const acc_t cand[3] = {static_cast<acc_t>(r0[2 * ow + 1]),
-                                   static_cast<acc_t>(r1[2 * ow]),
-                                   static_cast<acc_t>(r1[2 * ow + 1])};
-            const int64_t at[3] = {base + 1, base + W, base + W + 1};
-            for (int k = 0; k < 3; ++k) {
-              const bool take = (cand[k] > best) | (cand[k] != cand[k]);
-              best = select_bits(take, cand[k], best);
-              const int64_t m = -static_cast<int64_t>(take);
-              best_index = (at[k] & m) | (best_index & ~m);
-            }
-            yp[oh * win.out_w + ow] = static_cast<T>(best);
-            ip[oh * win.out_w + ow] = best_index;
+          T* yr = y + p * L + oh * win.out_w;
+          int64_t* ir = idx + p * L + oh * win.out_w;
+          if constexpr (std::is_same_v<T, float>) {
+            max_pool_2x2_row_f32(r0, r0 + W, win.out_w, 2 * oh * W, W, yr, ir);
+          } else {
+            max_pool_2x2_row(r0, r0 + W, win.out_w, 2 * oh * W, W, yr, ir);
           }
         }
       }
@@ -466,6 +587,52 @@ void max_pool2d_kernel(const Tensor& input, const Tensor& out, const Tensor& ind
                        const Window2d& g) {
   EMBER_DISPATCH_FLOATING(input.dtype(), "max_pool2d",
                           [&] { max_pool2d_typed<scalar_t>(input, out, indices, g); });
+}
+
+// grad_out, indices: (N, C, out_h, out_w) -> grad_input (N, C, H, W). One pass per plane: clear
+// it, then add each output's gradient at its index, accumulating in opmath (float for 16-bit).
+template <class T>
+void max_pool2d_backward_typed(const Tensor& grad_out, const Tensor& indices,
+                               const Tensor& grad_input) {
+  using acc_t = opmath_t<T>;
+  const T* gy = grad_out.data_ptr<T>();
+  const int64_t* idx = indices.data_ptr<int64_t>();
+  T* gx = grad_input.data_ptr<T>();
+  const int64_t planes = grad_input.size(0) * grad_input.size(1);
+  const int64_t HW = grad_input.size(2) * grad_input.size(3);
+  const int64_t L = grad_out.size(2) * grad_out.size(3);
+  std::atomic<int64_t> bad{-1};  // a flat output position whose index is out of its plane
+  parallel_for(0, planes, plane_grain(L + HW), [&](int64_t p0, int64_t p1) {
+    std::vector<acc_t> acc;
+    if constexpr (!std::is_same_v<acc_t, T>) acc.resize(static_cast<size_t>(HW));
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* g = gy + p * L;
+      const int64_t* ip = idx + p * L;
+      T* out = gx + p * HW;
+      acc_t* sum = std::is_same_v<acc_t, T> ? reinterpret_cast<acc_t*>(out) : acc.data();
+      std::fill(sum, sum + HW, acc_t(0));
+      for (int64_t l = 0; l < L; ++l) {
+        const int64_t at = ip[l];
+        if (at < 0 || at >= HW) {
+          bad.store(p * L + l);
+          continue;
+        }
+        sum[at] += static_cast<acc_t>(g[l]);
+      }
+      if constexpr (!std::is_same_v<acc_t, T>)
+        for (int64_t e = 0; e < HW; ++e) out[e] = static_cast<T>(sum[e]);
+    }
+  });
+  const int64_t b = bad.load();
+  EMBER_CHECK(b < 0, "max_pool2d_backward: index ", b < 0 ? 0 : idx[b], " at output position ", b,
+              " lies outside its plane of ", HW, " elements (input shape ", grad_input.sizes(), ")");
+}
+
+void max_pool2d_backward_kernel(const Tensor& grad_out, const Tensor& indices,
+                                const Tensor& grad_input) {
+  EMBER_DISPATCH_FLOATING(grad_out.dtype(), "max_pool2d_backward", [&] {
+    max_pool2d_backward_typed<scalar_t>(grad_out, indices, grad_input);
+  });
 }
 
 // input: (N, C, H, W) -> out: (N, C, out_h, out_w). PyTorch's divisor: the window clipped to
@@ -519,6 +686,7 @@ EMBER_REGISTER_KERNEL(col2im_stub, DeviceType::CPU, col2im_kernel);
 EMBER_REGISTER_KERNEL(conv2d_stub, DeviceType::CPU, conv2d_kernel);
 EMBER_REGISTER_KERNEL(conv2d_backward_stub, DeviceType::CPU, conv2d_backward_kernel);
 EMBER_REGISTER_KERNEL(max_pool2d_stub, DeviceType::CPU, max_pool2d_kernel);
+EMBER_REGISTER_KERNEL(max_pool2d_backward_stub, DeviceType::CPU, max_pool2d_backward_kernel);
 EMBER_REGISTER_KERNEL(avg_pool2d_stub, DeviceType::CPU, avg_pool2d_kernel);
 
 }  // namespace ember::kernels::cpu

@@ -306,6 +306,11 @@ const OpTableRegistrar reg({
                           "non-contiguous, padding 1"});
              s.push_back({{r({0, 2, 4, 4}), params({2, 2, 1, 1, 0, 0, 1, 1})}, "empty batch"});
              s.push_back({{r({1, 1, 3, 3}), params({3, 3, 1, 1, 0, 0, 1, 1})}, "kernel = image"});
+             // Padding wider than a tap's reach: whole kernel columns and rows read only zeros.
+             s.push_back({{r({1, 2, 4, 5}), params({2, 3, 2, 2, 3, 4, 3, 2})},
+                          "padding beyond the image, dilation 2, strides (3, 2)"});
+             s.push_back({{r({1, 1, 9, 10}), params({3, 3, 1, 1, 1, 1, 1, 3})},
+                          "stride 3 along the rows only"});
              return s;
            },
            [](const Sample& s) {
