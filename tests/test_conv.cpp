@@ -312,6 +312,11 @@ TEST_CASE("conv2d backward: the fused kernel matches the differentiable formula"
       {{5, 6, 5, 5}, {6, 3, 1, 1}, {1}, {0}, {1}, 2, true},           // pointwise (1x1)
       {{3, 5, 5}, {2, 3, 3, 3}, {1}, {1}, {1}, 1, true},              // unbatched
       {{2, 2, 6, 7}, {3, 2, 2, 3}, {3, 2}, {3, 4}, {2}, 1, true},     // taps beyond the image
+      // Stride 1: float32 takes Note [Implicit im2col] (kernels/cpu/conv.cpp).
+      {{4, 3, 7, 6}, {5, 3, 3, 3}, {1}, {1}, {1}, 1, true},           // padding 1
+      {{3, 4, 6, 9}, {4, 2, 2, 3}, {1}, {0, 2}, {2, 1}, 2, true},     // groups, dilation
+      {{3, 1, 8, 8}, {32, 1, 3, 3}, {1}, {1}, {1}, 1, true},          // K = 9: transposed dW
+      {{2, 3, 1, 9}, {4, 3, 1, 4}, {1}, {0, 3}, {1}, 1, false},       // one-row images
   };
   for (DType dt : {kFloat32, kFloat64}) {
     const double tol = dt == kFloat32 ? 1e-4 : 1e-11;
@@ -432,4 +437,70 @@ TEST_CASE("max_pool2d backward: native::max_pool2d_backward checks its arguments
                     Contains("max_pool2d_backward") && Contains("[1, 2, 2, 3]"));
   CHECK_THROWS_WITH(native::max_pool2d_backward(g, idx, {1, 3, 4, 4}),
                     Contains("max_pool2d_backward") && Contains("[1, 3, 4, 4]"));
+}
+
+TEST_CASE("conv2d: stride-1 float32 (implicit im2col) equals the float64 product", "[conv]") {
+  // float64 always builds the im2col matrix; float32 with stride 1 reads the padded image
+  // through line pointers (Note [Implicit im2col]), with whole images per task.
+  struct Case {
+    Shape x, w, padding, dilation;
+    int64_t groups;
+  };
+  const std::vector<Case> cases = {
+      {{4, 3, 14, 14}, {8, 3, 3, 3}, {1}, {1}, 1},   // the CNN's shape, padding 1
+      {{3, 2, 9, 7}, {5, 2, 3, 2}, {0}, {1}, 1},     // no padding, non-square kernel
+      {{2, 4, 8, 8}, {6, 2, 3, 3}, {2}, {2}, 2},     // groups, dilation 2
+      {{3, 1, 5, 6}, {4, 1, 5, 1}, {3, 0}, {1}, 1},  // padding wider than half the kernel
+      {{2, 2, 1, 1}, {3, 2, 3, 3}, {1}, {1}, 1},     // 1x1 images
+  };
+  for (const Case& c : cases) {
+    for (int threads : {1, 2}) {
+      ThreadCountGuard guard;
+      set_num_threads(threads);
+      Tensor x = randn64(c.x, 41), w = randn64(c.w, 42), b = randn64({c.w[0]}, 43);
+      Tensor want = conv2d(x, w, b, {1}, c.padding, c.dilation, c.groups);
+      Tensor got = conv2d(x.to(kFloat32), w.to(kFloat32), b.to(kFloat32), {1}, c.padding,
+                          c.dilation, c.groups);
+      CAPTURE(c.x, c.w, threads);
+      CHECK(max_abs_diff(got.to(kFloat64), want) < 1e-4);
+    }
+  }
+}
+
+TEST_CASE("conv2d: non-finite values reach the same outputs and gradients as float64", "[conv]") {
+  // The implicit grid's extra columns read neighbouring pixels and are multiplied by zeros in
+  // the weight and input gradients: an infinite pixel or weight must not turn those zeros into
+  // NaN where the true gradient is finite (those images take the explicit path).
+  for (int which : {0, 1}) {  // an infinite input pixel, or an infinite weight
+    Tensor x = randn64({3, 2, 6, 6}, 51), w = randn64({4, 2, 3, 3}, 52);
+    {
+      NoGradGuard ng;
+      if (which == 0) x[1][0][2][5].fill_(kInf);  // last column: read by the next row's extras
+      if (which == 1) w[2][1][0][0].fill_(kInf);
+    }
+    Tensor r = randn64({3, 4, 6, 6}, 53);
+    Tensors grads[2];
+    for (DType dt : {kFloat64, kFloat32}) {
+      Tensor xd = x.to(dt).requires_grad_(true), wd = w.to(dt).requires_grad_(true);
+      Tensor y = conv2d(xd, wd, Tensor(), {1}, {1});
+      Tensor loss = (y * r.to(dt)).sum();
+      Tensors g = autograd::grad({loss}, {xd, wd});
+      grads[dt == kFloat32] = {y.detach().to(kFloat64), g[0].to(kFloat64), g[1].to(kFloat64)};
+    }
+    for (size_t k = 0; k < 3; ++k) {
+      std::vector<double> a = values(grads[0][k]), b = values(grads[1][k]);
+      REQUIRE(a.size() == b.size());
+      int mismatches = 0, non_finite = 0;
+      for (size_t e = 0; e < a.size(); ++e) {
+        non_finite += !std::isfinite(a[e]);
+        const bool same = std::isnan(a[e])   ? std::isnan(b[e])
+                          : std::isinf(a[e]) ? a[e] == b[e]
+                                             : std::abs(a[e] - b[e]) < 1e-3;
+        mismatches += !same;
+      }
+      CAPTURE(which, k);
+      CHECK(mismatches == 0);
+      if (k == 0) CHECK(non_finite > 0);  // the infinity does reach the output
+    }
+  }
 }

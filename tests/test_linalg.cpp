@@ -229,6 +229,65 @@ TEST_CASE("linalg: every float32 GEMM kernel on awkward sizes and strides", "[li
   }
 }
 
+TEST_CASE("linalg: GEMM operands given by line pointers", "[linalg]") {
+  // kernels::cpu::gemm with GemmOperand: A and B as pointers to their rows or columns (each
+  // line in its own buffer, at an offset), as convolution's implicit im2col uses them.
+  KernelGuard kernel_guard;
+  ThreadsGuard threads_guard;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (const char* name : {"avx512", "avx2", "eigen"}) {
+    if (!kernels::cpu::set_gemm_kernel(name)) continue;
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+               {13, 33, 7}, {64, 224, 288}, {9, 32, 300}, {145, 97, 257}, {1, 5, 3}}) {
+        for (int layout = 0; layout < 4; ++layout) {
+          const bool a_rows = layout & 1, b_rows = layout & 2;
+          INFO("kernel " << name << ", threads " << threads << ", m " << m << " n " << n << " k "
+                         << k << ", A by rows " << a_rows << ", B by rows " << b_rows);
+          const int64_t offset = 3;
+          // A(i, p) and B(p, j) as values; lines hold them after `offset` floats of padding.
+          std::vector<std::vector<float>> a_lines(a_rows ? m : k), b_lines(b_rows ? k : n);
+          for (auto& l : a_lines) {
+            l.resize(static_cast<size_t>(offset + (a_rows ? k : m)));
+            for (auto& v : l) v = u(rng);
+          }
+          for (auto& l : b_lines) {
+            l.resize(static_cast<size_t>(offset + (b_rows ? n : k)));
+            for (auto& v : l) v = u(rng);
+          }
+          auto A = [&](int64_t i, int64_t p) {
+            return a_rows ? a_lines[i][offset + p] : a_lines[p][offset + i];
+          };
+          auto B = [&](int64_t p, int64_t j) {
+            return b_rows ? b_lines[p][offset + j] : b_lines[j][offset + p];
+          };
+          std::vector<const float*> ap, bp;
+          for (auto& l : a_lines) ap.push_back(l.data());
+          for (auto& l : b_lines) bp.push_back(l.data());
+          kernels::cpu::GemmOperand ao, bo;
+          ao.by_lines = {ap.data(), a_rows, offset};
+          bo.by_lines = {bp.data(), b_rows, offset};
+          std::vector<float> c(m * n);
+          for (auto& x : c) x = u(rng);
+          const std::vector<float> c0 = c;
+          const float alpha = 1.25f, beta = 0.5f;
+          kernels::cpu::gemm(m, n, k, alpha, ao, bo, beta, c.data(), n, 1);
+          double worst = 0;
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double sum = 0;
+              for (int64_t p = 0; p < k; ++p) sum += double(A(i, p)) * double(B(p, j));
+              worst = std::max(worst, std::abs(alpha * sum + beta * c0[i * n + j] - c[i * n + j]));
+            }
+          CHECK(worst < 1e-4);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("linalg: results do not depend on the number of threads", "[linalg]") {
   ThreadsGuard guard;
   Tensor a = random_matrix({200, 150}, kFloat32, 3), b = random_matrix({150, 170}, kFloat32, 4);

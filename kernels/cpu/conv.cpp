@@ -193,6 +193,92 @@ void add_bias(T* y, int64_t rs, const T* bias, int64_t rows, int64_t cols) {
   }
 }
 
+// Note [Implicit im2col]
+// For stride 1, conv2d need not build the im2col matrix of a float32 image. The image's
+// channels are copied once into a zero-padded buffer P (C, Hq, Wq), Hq = H + 2 ph and
+// Wq = W + 2 pw, and the output is computed on a grid as wide as P's rows: grid column
+// n = oh * Wq + ow for ow in [0, Wq), of which ow < out_w are real positions. Then row
+// (c, i, j) of the im2col matrix, restricted to the grid, is the contiguous run
+//   P[c] + i * dh * Wq + j * dw,   n = 0 .. out_h * Wq - 1,
+// so the GEMM reads it through a line pointer (kernels/cpu/gemm.h GemmLines) and packs it
+// straight from P, which stays in L1/L2. The Wq - out_w extra grid columns per row cost
+// (Wq - out_w) / Wq of the product (2 of 16 for 14 x 14 images with padding 1) and are dropped
+// when the output is copied out; the extra columns read real pixels of the next row, so they
+// are never kept. The weight gradient uses the same grid with grad_out spread onto it and zeros
+// in the extra columns: then the extra columns add 0 * pixel, which is 0 only for finite pixels,
+// so an image with a non-finite value takes the explicit im2col path instead.
+
+// The grid of Note [Implicit im2col] for a stride-1 window.
+struct Grid {
+  int64_t Hq, Wq, plane, cols;  // padded rows and columns, Hq * Wq, out_h * Wq grid columns
+};
+Grid implicit_grid(const Window2d& g) {
+  const int64_t Hq = g.in_h + 2 * g.ph, Wq = g.in_w + 2 * g.pw;
+  return {Hq, Wq, Hq * Wq, g.out_h * Wq};
+}
+bool implicit_applies(const Window2d& g) { return g.sh == 1 && g.sw == 1; }
+
+// Copies `channels` planes (H, W) of x into P (channels, Hq, Wq) with zero borders, plus Wq
+// zeros after the last plane (the extra grid columns of the last taps read up to there).
+// Returns whether every value copied is finite.
+bool fill_padded(const float* x, int64_t channels, const Window2d& g, const Grid& q, float* P) {
+  const int64_t H = g.in_h, W = g.in_w;
+  bool finite = true;
+  for (int64_t c = 0; c < channels; ++c) {
+    float* pc = P + c * q.plane;
+    std::fill(pc, pc + g.ph * q.Wq, 0.0f);
+    for (int64_t h = 0; h < H; ++h) {
+      float* row = pc + (g.ph + h) * q.Wq;
+      const float* src = x + (c * H + h) * W;
+      std::fill(row, row + g.pw, 0.0f);
+      float check = 0.0f;  // x - x is 0 for finite x and NaN otherwise
+      for (int64_t w = 0; w < W; ++w) {
+        row[g.pw + w] = src[w];
+        check += src[w] - src[w];
+      }
+      finite &= check == 0.0f;
+      std::fill(row + g.pw + W, row + q.Wq, 0.0f);
+    }
+    std::fill(pc + (g.ph + H) * q.Wq, pc + q.plane, 0.0f);
+  }
+  std::fill(P + channels * q.plane, P + channels * q.plane + q.Wq, 0.0f);
+  return finite;
+}
+
+// The line pointers of the implicit im2col rows (c, i, j) of P, in im2col row order.
+void implicit_lines(const float* P, int64_t channels, const Window2d& g, const Grid& q,
+                    std::vector<const float*>& lines) {
+  lines.resize(static_cast<size_t>(channels * g.kh * g.kw));
+  size_t r = 0;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) lines[r++] = P + c * q.plane + i * g.dh * q.Wq + j * g.dw;
+}
+
+// out[n, g's outputs] for one image and group through Note [Implicit im2col]: y (Og, L) rows
+// of the output, w (Og, K) the group's weights, b its bias or null.
+void conv2d_implicit(const float* x, int64_t Cg, const float* w, int64_t Og, const float* b,
+                     const Window2d& g, float* y, std::vector<float>& P, std::vector<float>& grid,
+                     std::vector<const float*>& lines) {
+  const Grid q = implicit_grid(g);
+  const int64_t K = Cg * g.kh * g.kw;
+  P.resize(static_cast<size_t>(Cg * q.plane + q.Wq));
+  grid.resize(static_cast<size_t>(Og * q.cols));
+  fill_padded(x, Cg, g, q, P.data());
+  implicit_lines(P.data(), Cg, g, q, lines);
+  GemmOperand wa{w, K, 1, {}};
+  GemmOperand cols{nullptr, 0, 0, GemmLines{lines.data(), true, 0}};
+  gemm(Og, q.cols, K, 1.0f, wa, cols, 0.0f, grid.data(), q.cols, 1);
+  for (int64_t o = 0; o < Og; ++o) {
+    const float bo = b != nullptr ? b[o] : 0.0f;
+    for (int64_t oh = 0; oh < g.out_h; ++oh) {
+      const float* src = grid.data() + o * q.cols + oh * q.Wq;
+      float* dst = y + (o * g.out_h + oh) * g.out_w;
+      for (int64_t ow = 0; ow < g.out_w; ++ow) dst[ow] = src[ow] + bo;
+    }
+  }
+}
+
 // input: (N, C, H, W), weight: (O, C / groups, kh, kw), bias: (O) or undefined,
 // out: (N, O, out_h, out_w). For image n and group g, with K = C / groups * kh * kw and
 // L = out_h * out_w:
@@ -224,6 +310,22 @@ void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias,
   } else if (pairs < num_threads()) {
     const int64_t wanted = (num_threads() + pairs - 1) / pairs;
     chunks = std::max<int64_t>(1, std::min(wanted, L / kMinColumnsPerTask));
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    // float32, stride 1, every thread busy with whole images: Note [Implicit im2col].
+    if (implicit_applies(g) && !pointwise && pairs >= num_threads()) {
+      parallel_for(0, pairs, 1, [&](int64_t t0, int64_t t1) {
+        std::vector<float> P, grid;
+        std::vector<const float*> lines;
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t n = t / groups, grp = t % groups;
+          conv2d_implicit(x + (n * C + grp * Cg) * HW, Cg, w + grp * Og * K, Og,
+                          b != nullptr ? b + grp * Og : nullptr, g, y + (n * O + grp * Og) * L, P,
+                          grid, lines);
+        }
+      });
+      return;
+    }
   }
   const int64_t chunk_cols = (L + chunks - 1) / chunks;
   const int64_t blocks = (N + ipt - 1) / ipt;
@@ -282,16 +384,31 @@ void conv2d_kernel(const Tensor& input, const Tensor& weight, const Tensor& bias
   }
 }
 
-// The gradients of conv2d (conv2d_backward_fn in core/ops/conv.h). With K = C / groups * kh *
-// kw, L = out_h * out_w and, for image n and group g, cols = im2col(input[n, g's channels])
-// (K, L) and gy = grad_out[n, g's outputs] (O / groups, L):
-//   grad_weight[g's outputs] (O / groups, K)  +=  gy @ cols^T
-//   grad_input[n, g's channels]               =   col2im(weight[g's outputs]^T (K, O / groups) @
-//   gy) grad_bias[o]                              +=  sum over l of grad_out[n, o, l]
+// Whether the weight gradient of one group is better computed transposed, as
+// (K, O / groups) = cols @ gy^T rather than (O / groups, K) = gy @ cols^T: the orientation whose
+// C fills more of the micro-kernel's register tiles (12 rows by 32 columns), e.g. K = 9 rows
+// for a one-channel 3x3 kernel instead of 9 of 32 columns.
+bool weight_grad_transposed(int64_t Og, int64_t K) {
+  auto fill = [](int64_t rows, int64_t cols) {
+    const double r = static_cast<double>(rows) / static_cast<double>((rows + 11) / 12 * 12);
+    const double c = static_cast<double>(cols) / static_cast<double>((cols + 31) / 32 * 32);
+    return r * c;
+  };
+  return fill(K, Og) > fill(Og, K);
+}
+
+// The gradients of conv2d (conv2d_backward_fn in core/ops/conv.h). With K = C / groups * kh * kw,
+// L = out_h * out_w and, for image n and group g, cols = im2col(input[n, g's channels]) (K, L)
+// and gy = grad_out[n, g's outputs] (O / groups, L):
+//   grad_weight[g's outputs] (O / groups, K)  +=  gy @ cols^T    (or its transpose, see
+//                                                                 weight_grad_transposed)
+//   grad_input[n, g's channels]  =  col2im(weight[g's outputs]^T (K, O / groups) @ gy)
+//   grad_bias[o]                +=  sum over l of grad_out[n, o, l]
+// float32 with stride 1 reads cols through Note [Implicit im2col] for the weight gradient.
 // The images are split into at most num_threads() contiguous ranges, one task each; a task
 // accumulates its weight and bias gradients in its own buffer, and the buffers are summed in
 // range order at the end (the result does not depend on the scheduling). grad_input is written
-// per image. Both GEMMs read the transposed operand through its strides (no copy).
+// per image. The GEMMs read transposed operands through their strides (no copy).
 template <class T>
 void conv2d_backward_typed(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
                            const Tensor& grad_input, const Tensor& grad_weight,
@@ -306,8 +423,19 @@ void conv2d_backward_typed(const Tensor& grad_out, const Tensor& input, const Te
   const int64_t Cg = weight.size(1), C = Cg * groups, K = Cg * g.kh * g.kw;
   const int64_t HW = g.in_h * g.in_w, L = g.out_h * g.out_w;
   const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+  const bool transposed = weight_grad_transposed(Og, K);
+  const bool implicit = std::is_same_v<T, float> && implicit_applies(g) && !pointwise;
+  const Grid q = implicit_grid(g);
+  // The input gradient on the grid adds w^T @ 0 for the extra columns: 0 only for a finite w.
+  bool w_finite = false;
+  if (implicit && need_x) {
+    T check = 0;  // w - w is 0 for finite w and NaN otherwise
+    for (int64_t e = 0; e < O * K; ++e) check += w[e] - w[e];
+    w_finite = check == T(0);
+  }
 
-  // Per task: the weight gradient (O, K) then the bias gradient (O).
+  // Per task: the weight gradient, per group (O / groups, K) or transposed (K, O / groups),
+  // then the bias gradient (O).
   const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(N, num_threads()));
   const int64_t per_task = (N + tasks - 1) / tasks;
   const int64_t acc_size = (need_w ? O * K : 0) + (need_b ? O : 0);
@@ -315,30 +443,87 @@ void conv2d_backward_typed(const Tensor& grad_out, const Tensor& input, const Te
 
   auto run_task = [&](int64_t task) {
     const int64_t n0 = task * per_task, n1 = std::min(N, n0 + per_task);
-    T* dw = acc.data() + task * acc_size;  // (O, K)
+    T* dw = acc.data() + task * acc_size;  // groups blocks of Og * K
     T* db = dw + (need_w ? O * K : 0);     // (O)
     std::vector<T> cols, dcols;
-    if (need_w && !pointwise) cols.resize(static_cast<size_t>(K * L));
+    std::vector<float> P, grid, dP;  // Note [Implicit im2col]
+    std::vector<const float*> lines;
     if (need_x && !pointwise) dcols.resize(static_cast<size_t>(K * L));
     for (int64_t n = n0; n < n1; ++n) {
       if (need_x) std::fill(gx + n * C * HW, gx + (n + 1) * C * HW, T(0));
       for (int64_t grp = 0; grp < groups; ++grp) {
         const T* gyg = gy + (n * O + grp * Og) * L;  // (Og, L)
-        if (need_w) {
-          const T* xg = x + (n * C + grp * Cg) * HW;  // (Cg, H, W); pointwise: cols itself
-          const T* cols_ptr = xg;
-          if (!pointwise) {
-            im2col_block(xg, Cg, g, 0, L, cols.data(), L);
-            cols_ptr = cols.data();
+        if constexpr (std::is_same_v<T, float>) {
+          if (implicit) {
+            // gy spread onto the grid of Note [Implicit im2col], zeros in the extra columns.
+            grid.assign(static_cast<size_t>(Og * q.cols), 0.0f);
+            for (int64_t o = 0; o < Og; ++o)
+              for (int64_t oh = 0; oh < g.out_h; ++oh)
+                std::copy_n(gyg + (o * g.out_h + oh) * g.out_w, g.out_w,
+                            grid.data() + o * q.cols + oh * q.Wq);
           }
-          // (Og, L) @ (L, K): cols^T is cols read with swapped strides.
-          gemm(Og, K, L, T(1), gyg, L, 1, cols_ptr, 1, L, T(1), dw + grp * Og * K, K, 1);
+        }
+        if (need_w) {
+          T* dwg = dw + grp * Og * K;
+          const T* xg = x + (n * C + grp * Cg) * HW;  // (Cg, H, W); pointwise: cols itself
+          bool done = false;
+          if constexpr (std::is_same_v<T, float>) {
+            P.resize(static_cast<size_t>(Cg * q.plane + q.Wq));
+            if (implicit && fill_padded(xg, Cg, g, q, P.data())) {
+              implicit_lines(P.data(), Cg, g, q, lines);
+              if (transposed) {
+                // (K, Og) += cols (K, cols) @ grid^T
+                gemm(K, Og, q.cols, 1.0f, GemmOperand{nullptr, 0, 0, {lines.data(), true, 0}},
+                     GemmOperand{grid.data(), 1, q.cols, {}}, 1.0f, dwg, Og, 1);
+              } else {
+                // (Og, K) += grid (Og, cols) @ cols^T: cols^T's columns are the lines.
+                gemm(Og, K, q.cols, 1.0f, GemmOperand{grid.data(), q.cols, 1, {}},
+                     GemmOperand{nullptr, 0, 0, {lines.data(), false, 0}}, 1.0f, dwg, K, 1);
+              }
+              done = true;
+            }
+          }
+          if (!done) {
+            const T* cols_ptr = xg;
+            if (!pointwise) {
+              cols.resize(static_cast<size_t>(K * L));
+              im2col_block(xg, Cg, g, 0, L, cols.data(), L);
+              cols_ptr = cols.data();
+            }
+            if (transposed) {
+              // (K, L) @ (L, Og): gy^T is gy read with swapped strides.
+              gemm(K, Og, L, T(1), cols_ptr, L, 1, gyg, 1, L, T(1), dwg, Og, 1);
+            } else {
+              // (Og, L) @ (L, K): cols^T is cols read with swapped strides.
+              gemm(Og, K, L, T(1), gyg, L, 1, cols_ptr, 1, L, T(1), dwg, K, 1);
+            }
+          }
         }
         if (need_x) {
           const T* wg = w + grp * Og * K;         // (Og, K); its transpose by strides
           T* gxg = gx + (n * C + grp * Cg) * HW;  // (Cg, H, W)
           if (pointwise) {
             gemm(K, L, Og, T(1), wg, 1, K, gyg, L, 1, T(0), gxg, L, 1);
+          } else if (implicit && w_finite) {
+            if constexpr (std::is_same_v<T, float>) {
+              // On the grid: dcols (K, cols) = w^T @ grid, whose extra columns are w^T @ 0 = 0;
+              // then col2im is one contiguous add per im2col row into the padded gradient
+              // dP (Cg, Hq, Wq), whose interior is the input gradient.
+              dcols.resize(static_cast<size_t>(K * q.cols));
+              gemm(K, q.cols, Og, 1.0f, wg, 1, K, grid.data(), q.cols, 1, 0.0f, dcols.data(),
+                   q.cols, 1);
+              dP.assign(static_cast<size_t>(Cg * q.plane + q.Wq), 0.0f);
+              implicit_lines(dP.data(), Cg, g, q, lines);
+              for (int64_t k = 0; k < K; ++k) {
+                float* dst = const_cast<float*>(lines[static_cast<size_t>(k)]);
+                const float* src = dcols.data() + k * q.cols;
+                for (int64_t e = 0; e < q.cols; ++e) dst[e] += src[e];
+              }
+              for (int64_t c = 0; c < Cg; ++c)
+                for (int64_t h = 0; h < g.in_h; ++h)
+                  std::copy_n(dP.data() + c * q.plane + (g.ph + h) * q.Wq + g.pw, g.in_w,
+                              gxg + (c * g.in_h + h) * g.in_w);
+            }
           } else {
             gemm(K, L, Og, T(1), wg, 1, K, gyg, L, 1, T(0), dcols.data(), L, 1);
             col2im_block(dcols.data(), L, Cg, g, gxg);
@@ -369,16 +554,23 @@ void conv2d_backward_typed(const Tensor& grad_out, const Tensor& input, const Te
     });
   }
 
-  // Sum the tasks' buffers in task order.
-  auto reduce = [&](int64_t offset, int64_t count, T* out) {
-    for (int64_t e = 0; e < count; ++e) {
-      T s = acc[static_cast<size_t>(offset + e)];
-      for (int64_t t = 1; t < tasks; ++t) s += acc[static_cast<size_t>(t * acc_size + offset + e)];
-      out[e] = s;
-    }
+  // Sum the tasks' buffers in task order; a transposed weight gradient is transposed back.
+  auto sum_at = [&](int64_t e) {
+    T s = acc[static_cast<size_t>(e)];
+    for (int64_t t = 1; t < tasks; ++t) s += acc[static_cast<size_t>(t * acc_size + e)];
+    return s;
   };
-  if (need_w) reduce(0, O * K, grad_weight.data_ptr<T>());
-  if (need_b) reduce(need_w ? O * K : 0, O, grad_bias.data_ptr<T>());
+  if (need_w) {
+    T* out = grad_weight.data_ptr<T>();
+    for (int64_t grp = 0; grp < groups; ++grp)
+      for (int64_t o = 0; o < Og; ++o)
+        for (int64_t k = 0; k < K; ++k)
+          out[(grp * Og + o) * K + k] = sum_at(grp * Og * K + (transposed ? k * Og + o : o * K + k));
+  }
+  if (need_b) {
+    T* out = grad_bias.data_ptr<T>();
+    for (int64_t o = 0; o < O; ++o) out[o] = sum_at((need_w ? O * K : 0) + o);
+  }
 }
 
 void conv2d_backward_kernel(const Tensor& grad_out, const Tensor& input, const Tensor& weight,

@@ -221,17 +221,42 @@ struct Scratch {
   }
 };
 
-// Writes dst[p * ld + r] = src[r * rs + p] for r < R, p < kc: R source rows, each contiguous
-// along p, transposed into kc rows of R floats. This is what packing a row-major A (or a
-// column-major B) amounts to; it runs in 4 x 4 blocks of SSE registers (baseline x86-64),
-// which is several times faster than the element-by-element gather it replaces.
-void pack_transposed(const float* src, int64_t rs, int64_t R, int64_t kc, float* dst, int64_t ld) {
+// A sub-block of an operand (strided or by lines), with the accessors packing needs.
+struct Operand {
+  GemmOperand op;
+  int64_t r0 = 0, c0 = 0;  // the block's corner in the whole operand
+
+  Operand block(int64_t dr, int64_t dc) const { return {op, r0 + dr, c0 + dc}; }
+  bool lines() const { return op.by_lines.lines != nullptr; }
+  // Rows contiguous (unit column stride): row_ptr(r)[c] is element (r, c) of the block.
+  bool has_rows() const { return lines() ? op.by_lines.lines_are_rows : op.cs == 1; }
+  const float* row_ptr(int64_t r) const {
+    return lines() ? op.by_lines.lines[r0 + r] + op.by_lines.offset + c0
+                   : op.data + (r0 + r) * op.rs + c0;
+  }
+  // Columns contiguous (unit row stride): col_ptr(c)[r] is element (r, c) of the block.
+  bool has_cols() const { return lines() ? !op.by_lines.lines_are_rows : op.rs == 1; }
+  const float* col_ptr(int64_t c) const {
+    return lines() ? op.by_lines.lines[c0 + c] + op.by_lines.offset + r0
+                   : op.data + r0 + (c0 + c) * op.cs;
+  }
+  float at(int64_t r, int64_t c) const {
+    if (!lines()) return op.data[(r0 + r) * op.rs + (c0 + c) * op.cs];
+    return op.by_lines.lines_are_rows ? row_ptr(r)[c] : col_ptr(c)[r];
+  }
+};
+
+// Writes dst[p * ld + r] = src[r][p] for r < R (at most 32), p < kc: R source lines, each
+// contiguous along p, transposed into kc rows of R floats. This is what packing a row-major A
+// (or a column-major B) amounts to; it runs in 4 x 4 blocks of SSE registers (baseline
+// x86-64), several times faster than an element-by-element gather.
+void pack_transposed(const float* const* src, int64_t R, int64_t kc, float* dst, int64_t ld) {
   int64_t r = 0;
   for (; r + 4 <= R; r += 4) {
-    const float* s0 = src + r * rs;
-    const float* s1 = s0 + rs;
-    const float* s2 = s1 + rs;
-    const float* s3 = s2 + rs;
+    const float* s0 = src[r];
+    const float* s1 = src[r + 1];
+    const float* s2 = src[r + 2];
+    const float* s3 = src[r + 3];
     float* d = dst + r;
     int64_t p = 0;
     for (; p + 4 <= kc; p += 4) {
@@ -251,66 +276,70 @@ void pack_transposed(const float* src, int64_t rs, int64_t R, int64_t kc, float*
     }
   }
   for (; r < R; ++r)
-    for (int64_t p = 0; p < kc; ++p) dst[p * ld + r] = src[r * rs + p];
+    for (int64_t p = 0; p < kc; ++p) dst[p * ld + r] = src[r][p];
 }
 
+constexpr int64_t kMaxTile = 32;  // the largest MR or NR
+
 // A[0:mc, 0:kc] -> micro-panels of mr rows: panel r holds, for each p, A[r*mr + 0..mr-1, p].
-void pack_a(int64_t mc, int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, int64_t mr,
-            float* out) {
+void pack_a(int64_t mc, int64_t kc, const Operand& a, int64_t mr, float* out) {
+  const float* lines[kMaxTile];
   for (int64_t ir = 0; ir < mc; ir += mr) {
     const int64_t rows = std::min(mr, mc - ir);
     float* dst = out + ir * kc;
-    const float* src = a + ir * a_rs;
     if (rows < mr) std::memset(dst, 0, sizeof(float) * static_cast<size_t>(mr * kc));
-    if (a_cs == 1) {
-      pack_transposed(src, a_rs, rows, kc, dst, mr);
-    } else if (a_rs == 1) {
-      // Column-major A: each step p is mr contiguous floats.
-      for (int64_t p = 0; p < kc; ++p) std::copy_n(src + p * a_cs, rows, dst + p * mr);
+    if (a.has_rows()) {
+      for (int64_t i = 0; i < rows; ++i) lines[i] = a.row_ptr(ir + i);
+      pack_transposed(lines, rows, kc, dst, mr);
+    } else if (a.has_cols()) {
+      // Column-major A: each step p is `rows` contiguous floats.
+      for (int64_t p = 0; p < kc; ++p) std::copy_n(a.col_ptr(p) + ir, rows, dst + p * mr);
     } else {
       for (int64_t p = 0; p < kc; ++p)
-        for (int64_t i = 0; i < rows; ++i) dst[p * mr + i] = src[i * a_rs + p * a_cs];
+        for (int64_t i = 0; i < rows; ++i) dst[p * mr + i] = a.at(ir + i, p);
     }
   }
 }
 
-// Copies kc rows of N floats (row stride rs) into consecutive rows of N: the packing of a
-// row-major B. N is a compile-time constant, so the copy is inlined.
+// Copies kc rows of N floats (row p at b.row_ptr(p) + j0) into consecutive rows of N: the
+// packing of a row-major B. N is a compile-time constant, so the copy is inlined.
 template <int N>
-void pack_rows(const float* src, int64_t rs, int64_t kc, float* dst) {
-  for (int64_t p = 0; p < kc; ++p) std::memcpy(dst + p * N, src + p * rs, sizeof(float) * N);
+void pack_rows(const Operand& b, int64_t j0, int64_t kc, float* dst) {
+  for (int64_t p = 0; p < kc; ++p) std::memcpy(dst + p * N, b.row_ptr(p) + j0, sizeof(float) * N);
 }
 
 // B[0:kc, 0:nc] -> micro-panels of nr columns: panel j holds, for each p, B[p, j*nr + 0..nr-1].
-void pack_b(int64_t kc, int64_t nc, const float* b, int64_t b_rs, int64_t b_cs, int64_t nr,
-            float* out) {
+void pack_b(int64_t kc, int64_t nc, const Operand& b, int64_t nr, float* out) {
+  const float* lines[kMaxTile];
   for (int64_t jr = 0; jr < nc; jr += nr) {
     const int64_t cols = std::min(nr, nc - jr);
     float* dst = out + jr * kc;
-    const float* src = b + jr * b_cs;
-    if (b_cs == 1 && cols == nr && (nr == 32 || nr == 16)) {
+    if (b.has_rows() && cols == nr && (nr == 32 || nr == 16)) {
       if (nr == 32) {
-        pack_rows<32>(src, b_rs, kc, dst);
+        pack_rows<32>(b, jr, kc, dst);
       } else {
-        pack_rows<16>(src, b_rs, kc, dst);
+        pack_rows<16>(b, jr, kc, dst);
       }
       continue;
     }
     if (cols < nr) std::memset(dst, 0, sizeof(float) * static_cast<size_t>(nr * kc));
-    if (b_rs == 1) {
+    if (b.has_rows()) {
+      for (int64_t p = 0; p < kc; ++p) std::copy_n(b.row_ptr(p) + jr, cols, dst + p * nr);
+    } else if (b.has_cols()) {
       // Column-major B: column j is contiguous along p.
-      pack_transposed(src, b_cs, cols, kc, dst, nr);
+      for (int64_t j = 0; j < cols; ++j) lines[j] = b.col_ptr(jr + j);
+      pack_transposed(lines, cols, kc, dst, nr);
     } else {
       for (int64_t p = 0; p < kc; ++p)
-        for (int64_t j = 0; j < cols; ++j) dst[p * nr + j] = src[p * b_rs + j * b_cs];
+        for (int64_t j = 0; j < cols; ++j) dst[p * nr + j] = b.at(p, jr + j);
     }
   }
 }
 
 // One thread's packed product (Note [GEMM micro-kernels]).
 void packed_gemm(const MicroKernel& uk, int64_t m, int64_t n, int64_t k, float alpha,
-                 const float* a, int64_t a_rs, int64_t a_cs, const float* b, int64_t b_rs,
-                 int64_t b_cs, float beta, float* c, int64_t c_rs, int64_t c_cs) {
+                 const Operand& a, const Operand& b, float beta, float* c, int64_t c_rs,
+                 int64_t c_cs) {
   thread_local Scratch a_buf, b_buf;
   const int64_t mr = uk.mr, nr = uk.nr;
   for (int64_t jc = 0; jc < n; jc += uk.nc) {
@@ -319,13 +348,13 @@ void packed_gemm(const MicroKernel& uk, int64_t m, int64_t n, int64_t k, float a
     for (int64_t pc = 0; pc < k; pc += uk.kc) {
       const int64_t kc = std::min(uk.kc, k - pc);
       float* bp = b_buf.get(static_cast<size_t>(kc * nc_padded));
-      pack_b(kc, nc, b + pc * b_rs + jc * b_cs, b_rs, b_cs, nr, bp);
+      pack_b(kc, nc, b.block(pc, jc), nr, bp);
       const float beta_p = pc == 0 ? beta : 1.0f;  // later k blocks accumulate
       for (int64_t ic = 0; ic < m; ic += uk.mc) {
         const int64_t mc = std::min(uk.mc, m - ic);
         const int64_t mc_padded = (mc + mr - 1) / mr * mr;
         float* ap = a_buf.get(static_cast<size_t>(mc_padded * kc));
-        pack_a(mc, kc, a + ic * a_rs + pc * a_cs, a_rs, a_cs, mr, ap);
+        pack_a(mc, kc, a.block(ic, pc), mr, ap);
         for (int64_t jr = 0; jr < nc; jr += nr) {
           for (int64_t ir = 0; ir < mc; ir += mr) {
             uk.run(kc, ap + ir * kc, bp + jr * kc, c + (ic + ir) * c_rs + (jc + jr) * c_cs, c_rs,
@@ -336,6 +365,8 @@ void packed_gemm(const MicroKernel& uk, int64_t m, int64_t n, int64_t k, float a
     }
   }
 }
+
+Operand strided(const float* x, int64_t rs, int64_t cs) { return {GemmOperand{x, rs, cs, {}}}; }
 
 // ---- Eigen ---------------------------------------------------------------------------------
 
@@ -456,19 +487,20 @@ void serial_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a
   if constexpr (std::is_same_v<T, float>) {
     const MicroKernel* uk = current_kernel();
     if (uk->run != nullptr) {
-      packed_gemm(*uk, m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
+      packed_gemm(*uk, m, n, k, alpha, strided(a, a_rs, a_cs), strided(b, b_rs, b_cs), beta, c,
+                  c_rs, c_cs);
       return;
     }
   }
   eigen_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
 }
 
-// Splits C into blocks of whole rows (or columns, when n > m) of a multiple of `align`, one per
-// thread, each a single-threaded product.
-template <class T>
-void parallel_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs, int64_t a_cs,
-                   const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t c_rs,
-                   int64_t c_cs) {
+// Splits C into blocks of whole rows (or columns, when n > m) of a multiple of the micro-kernel
+// tiles, one per thread, and runs product(i0, i1, j0, j1) for each: the single-threaded product
+// of C[i0:i1, j0:j1]. Empty and k == 0 / alpha == 0 products are handled here.
+template <class T, class Product>
+void parallel_gemm(int64_t m, int64_t n, int64_t k, T alpha, T beta, T* c, int64_t c_rs,
+                   int64_t c_cs, Product&& product) {
   if (m == 0 || n == 0) return;
   if (k == 0 || alpha == T(0)) {
     for (int64_t i = 0; i < m; ++i)
@@ -481,7 +513,7 @@ void parallel_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t
   const int threads = in_parallel_region() ? 1 : num_threads();
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   if (threads == 1 || work < 64.0 * 64.0 * 64.0) {
-    serial_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
+    product(0, m, 0, n);
     return;
   }
   const bool split_rows = m >= n;
@@ -495,14 +527,23 @@ void parallel_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t
     for (int64_t blk = begin; blk < end; ++blk) {
       const int64_t s = blk * per, e = std::min(len, s + per);
       if (split_rows) {
-        serial_gemm(e - s, n, k, alpha, a + s * a_rs, a_rs, a_cs, b, b_rs, b_cs, beta, c + s * c_rs,
-                    c_rs, c_cs);
+        product(s, e, 0, n);
       } else {
-        serial_gemm(m, e - s, k, alpha, a, a_rs, a_cs, b + s * b_cs, b_rs, b_cs, beta, c + s * c_cs,
-                    c_rs, c_cs);
+        product(0, m, s, e);
       }
     }
   });
+}
+
+template <class T>
+void strided_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_rs, int64_t a_cs,
+                  const T* b, int64_t b_rs, int64_t b_cs, T beta, T* c, int64_t c_rs,
+                  int64_t c_cs) {
+  parallel_gemm(m, n, k, alpha, beta, c, c_rs, c_cs,
+                [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+                  serial_gemm(i1 - i0, j1 - j0, k, alpha, a + i0 * a_rs, a_rs, a_cs, b + j0 * b_cs,
+                              b_rs, b_cs, beta, c + i0 * c_rs + j0 * c_cs, c_rs, c_cs);
+                });
 }
 
 }  // namespace
@@ -510,13 +551,38 @@ void parallel_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t
 void gemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs, int64_t a_cs,
           const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c, int64_t c_rs,
           int64_t c_cs) {
-  parallel_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
+  strided_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
 }
 
 void gemm(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t a_rs,
           int64_t a_cs, const double* b, int64_t b_rs, int64_t b_cs, double beta, double* c,
           int64_t c_rs, int64_t c_cs) {
-  parallel_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
+  strided_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
+}
+
+void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a,
+          const GemmOperand& b, float beta, float* c, int64_t c_rs, int64_t c_cs) {
+  const Operand oa{a}, ob{b};
+  const MicroKernel* uk = current_kernel();
+  parallel_gemm(m, n, k, alpha, beta, c, c_rs, c_cs,
+                [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+                  float* cb = c + i0 * c_rs + j0 * c_cs;
+                  if (uk->run != nullptr) {
+                    packed_gemm(*uk, i1 - i0, j1 - j0, k, alpha, oa.block(i0, 0), ob.block(0, j0),
+                                beta, cb, c_rs, c_cs);
+                    return;
+                  }
+                  // No vector micro-kernel on this CPU: plain loops, double accumulation.
+                  for (int64_t i = i0; i < i1; ++i)
+                    for (int64_t j = j0; j < j1; ++j) {
+                      double s = 0;
+                      for (int64_t p = 0; p < k; ++p)
+                        s += static_cast<double>(oa.at(i, p)) * static_cast<double>(ob.at(p, j));
+                      float* dst = c + i * c_rs + j * c_cs;
+                      const float v = alpha * static_cast<float>(s);
+                      *dst = beta == 0.0f ? v : v + beta * *dst;
+                    }
+                });
 }
 
 const char* gemm_kernel_name() { return current_kernel()->name; }

@@ -28,6 +28,29 @@ void gemm(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_
           int64_t a_cs, const double* b, int64_t b_rs, int64_t b_cs, double beta, double* c,
           int64_t c_rs, int64_t c_cs);
 
+// A float32 operand read through pointers to its lines instead of strides, so that a kernel can
+// multiply a matrix that exists only implicitly in a larger buffer (convolution reads the
+// padded image as its im2col matrix: Note [Implicit im2col] in conv.cpp). For a (rows x cols)
+// operand X:
+//   lines_are_rows:  X(r, c) = lines[r][offset + c]   (each row contiguous)
+//   otherwise:       X(r, c) = lines[c][offset + r]   (each column contiguous)
+struct GemmLines {
+  const float* const* lines = nullptr;
+  bool lines_are_rows = true;
+  int64_t offset = 0;
+};
+
+// C = alpha * A @ B + beta * C with A and/or B given by lines (an operand with null lines is
+// the strided one, as in gemm()). Runs the packed float32 kernel (a plain loop on CPUs without
+// AVX2); splits over the pool like gemm() unless called from a pool task.
+struct GemmOperand {
+  const float* data = nullptr;  // strided form: X(r, c) = data[r * rs + c * cs]
+  int64_t rs = 0, cs = 0;
+  GemmLines by_lines;  // used when by_lines.lines is not null
+};
+void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a,
+          const GemmOperand& b, float beta, float* c, int64_t c_rs, int64_t c_cs);
+
 // The float32 micro-kernel in use: "avx512", "avx2" or "eigen".
 const char* gemm_kernel_name();
 // Selects a float32 micro-kernel by name (for tests and benchmarks; the default is the widest
