@@ -231,12 +231,17 @@ bool fill_padded(const float* x, int64_t channels, const Window2d& g, const Grid
       float* row = pc + (g.ph + h) * q.Wq;
       const float* src = x + (c * H + h) * W;
       std::fill(row, row + g.pw, 0.0f);
-      float check = 0.0f;  // x - x is 0 for finite x and NaN otherwise
+      // A float is finite unless its exponent bits are all ones: OR together, per value, the
+      // "all ones" test (integer operations, so the loop vectorizes).
+      uint32_t non_finite = 0;
       for (int64_t w = 0; w < W; ++w) {
-        row[g.pw + w] = src[w];
-        check += src[w] - src[w];
+        const float v = src[w];
+        uint32_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        non_finite |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+        row[g.pw + w] = v;
       }
-      finite &= check == 0.0f;
+      finite &= non_finite == 0;
       std::fill(row + g.pw + W, row + q.Wq, 0.0f);
     }
     std::fill(pc + (g.ph + H) * q.Wq, pc + q.plane, 0.0f);
@@ -456,11 +461,14 @@ void conv2d_backward_typed(const Tensor& grad_out, const Tensor& input, const Te
         if constexpr (std::is_same_v<T, float>) {
           if (implicit) {
             // gy spread onto the grid of Note [Implicit im2col], zeros in the extra columns.
-            grid.assign(static_cast<size_t>(Og * q.cols), 0.0f);
+            grid.resize(static_cast<size_t>(Og * q.cols));
             for (int64_t o = 0; o < Og; ++o)
-              for (int64_t oh = 0; oh < g.out_h; ++oh)
-                std::copy_n(gyg + (o * g.out_h + oh) * g.out_w, g.out_w,
-                            grid.data() + o * q.cols + oh * q.Wq);
+              for (int64_t oh = 0; oh < g.out_h; ++oh) {
+                const float* src = gyg + (o * g.out_h + oh) * g.out_w;
+                float* dst = grid.data() + o * q.cols + oh * q.Wq;
+                for (int64_t ow = 0; ow < g.out_w; ++ow) dst[ow] = src[ow];
+                for (int64_t ow = g.out_w; ow < q.Wq; ++ow) dst[ow] = 0.0f;
+              }
           }
         }
         if (need_w) {
@@ -520,9 +528,11 @@ void conv2d_backward_typed(const Tensor& grad_out, const Tensor& input, const Te
                 for (int64_t e = 0; e < q.cols; ++e) dst[e] += src[e];
               }
               for (int64_t c = 0; c < Cg; ++c)
-                for (int64_t h = 0; h < g.in_h; ++h)
-                  std::copy_n(dP.data() + c * q.plane + (g.ph + h) * q.Wq + g.pw, g.in_w,
-                              gxg + (c * g.in_h + h) * g.in_w);
+                for (int64_t h = 0; h < g.in_h; ++h) {
+                  const float* src = dP.data() + c * q.plane + (g.ph + h) * q.Wq + g.pw;
+                  float* dst = gxg + (c * g.in_h + h) * g.in_w;
+                  for (int64_t e = 0; e < g.in_w; ++e) dst[e] = src[e];
+                }
             }
           } else {
             gemm(K, L, Og, T(1), wg, 1, K, gyg, L, 1, T(0), dcols.data(), L, 1);

@@ -85,15 +85,18 @@ inline void store_tile(const float* tile, int64_t nr_stride, float* c, int64_t c
 #define EMBER_UNROLL _Pragma("GCC unroll 16")
 #endif
 
-constexpr int kMr512 = 12, kNr512 = 32;
+constexpr int kNr512 = 32;
 
-// 12 x 32 tile: 24 zmm accumulators, 2 loads of B and 12 broadcasts of A per step.
+// MR x 32 tile: 2 * MR zmm accumulators, 2 loads of B and MR broadcasts of A per step. MR = 12
+// is the main kernel (24 accumulators); MR = 8 serves m a multiple of 8 but not of 12 (a batch
+// of 64 rows: 8 full panels instead of 6 panels of which the last is a third full).
+template <int MR>
 EMBER_TARGET_AVX512 void micro_kernel_avx512(int64_t kc, const float* a, const float* b, float* c,
                                              int64_t c_rs, int64_t c_cs, float alpha, float beta,
                                              int64_t m, int64_t n) {
-  __m512 acc0[kMr512], acc1[kMr512];
+  __m512 acc0[MR], acc1[MR];
   EMBER_UNROLL
-  for (int i = 0; i < kMr512; ++i) {
+  for (int i = 0; i < MR; ++i) {
     acc0[i] = _mm512_setzero_ps();
     acc1[i] = _mm512_setzero_ps();
   }
@@ -101,19 +104,19 @@ EMBER_TARGET_AVX512 void micro_kernel_avx512(int64_t kc, const float* a, const f
     const __m512 b0 = _mm512_load_ps(b);
     const __m512 b1 = _mm512_load_ps(b + 16);
     EMBER_UNROLL
-    for (int i = 0; i < kMr512; ++i) {
+    for (int i = 0; i < MR; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
       acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
       acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
     }
-    a += kMr512;
+    a += MR;
     b += kNr512;
   }
   const __m512 va = _mm512_set1_ps(alpha);
-  if (m == kMr512 && n == kNr512 && c_cs == 1) {
+  if (m == MR && n == kNr512 && c_cs == 1) {
     const __m512 vb = _mm512_set1_ps(beta);
     EMBER_UNROLL
-    for (int i = 0; i < kMr512; ++i) {
+    for (int i = 0; i < MR; ++i) {
       float* row = c + i * c_rs;
       __m512 r0 = _mm512_mul_ps(va, acc0[i]);
       __m512 r1 = _mm512_mul_ps(va, acc1[i]);
@@ -126,9 +129,9 @@ EMBER_TARGET_AVX512 void micro_kernel_avx512(int64_t kc, const float* a, const f
     }
     return;
   }
-  alignas(64) float tile[kMr512 * kNr512];
+  alignas(64) float tile[MR * kNr512];
   EMBER_UNROLL
-  for (int i = 0; i < kMr512; ++i) {
+  for (int i = 0; i < MR; ++i) {
     _mm512_store_ps(tile + i * kNr512, acc0[i]);
     _mm512_store_ps(tile + i * kNr512 + 16, acc1[i]);
   }
@@ -185,7 +188,8 @@ EMBER_TARGET_AVX2 void micro_kernel_avx2(int64_t kc, const float* a, const float
   store_tile(tile, kNr256, c, c_rs, c_cs, alpha, beta, m, n);
 }
 
-const MicroKernel kAvx512{"avx512", micro_kernel_avx512, kMr512, kNr512, 256, 144, 4096};
+const MicroKernel kAvx512{"avx512", micro_kernel_avx512<12>, 12, kNr512, 256, 144, 4096};
+const MicroKernel kAvx512Mr8{"avx512", micro_kernel_avx512<8>, 8, kNr512, 256, 144, 4096};
 const MicroKernel kAvx2{"avx2", micro_kernel_avx2, kMr256, kNr256, 256, 144, 4096};
 const MicroKernel kEigen{"eigen", nullptr, 0, 0, 0, 0, 0};
 
@@ -194,6 +198,16 @@ const MicroKernel* best_kernel() {
   if (__builtin_cpu_supports("avx512f")) return &kAvx512;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &kAvx2;
   return &kEigen;
+}
+
+// The AVX-512 kernel for an m-row product: the 8-row tile when it wastes clearly fewer padded
+// rows than the 12-row one (m = 64: 8 full panels rather than 72 rows computed for 64).
+const MicroKernel& kernel_for_rows(const MicroKernel& uk, int64_t m) {
+  if (&uk != &kAvx512) return uk;
+  auto fill = [m](int64_t mr) {
+    return static_cast<double>(m) / static_cast<double>((m + mr - 1) / mr * mr);
+  };
+  return fill(8) > fill(12) + 0.05 ? kAvx512Mr8 : uk;
 }
 
 const MicroKernel*& current_kernel() {
@@ -342,11 +356,15 @@ void packed_gemm(const MicroKernel& uk, int64_t m, int64_t n, int64_t k, float a
                  int64_t c_cs) {
   thread_local Scratch a_buf, b_buf;
   const int64_t mr = uk.mr, nr = uk.nr;
+  // Equal k blocks of at most uk.kc (k = 288: two of 144, not 256 and a short 32 whose tiles
+  // would spend as long loading and storing C as multiplying).
+  const int64_t k_blocks = (k + uk.kc - 1) / uk.kc;
+  const int64_t kc_max = (k + k_blocks - 1) / k_blocks;
   for (int64_t jc = 0; jc < n; jc += uk.nc) {
     const int64_t nc = std::min(uk.nc, n - jc);
     const int64_t nc_padded = (nc + nr - 1) / nr * nr;
-    for (int64_t pc = 0; pc < k; pc += uk.kc) {
-      const int64_t kc = std::min(uk.kc, k - pc);
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+      const int64_t kc = std::min(kc_max, k - pc);
       float* bp = b_buf.get(static_cast<size_t>(kc * nc_padded));
       pack_b(kc, nc, b.block(pc, jc), nr, bp);
       const float beta_p = pc == 0 ? beta : 1.0f;  // later k blocks accumulate
@@ -487,7 +505,8 @@ void serial_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a
   if constexpr (std::is_same_v<T, float>) {
     const MicroKernel* uk = current_kernel();
     if (uk->run != nullptr) {
-      packed_gemm(*uk, m, n, k, alpha, strided(a, a_rs, a_cs), strided(b, b_rs, b_cs), beta, c,
+      packed_gemm(kernel_for_rows(*uk, m), m, n, k, alpha, strided(a, a_rs, a_cs),
+                  strided(b, b_rs, b_cs), beta, c,
                   c_rs, c_cs);
       return;
     }
@@ -568,7 +587,8 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a,
                 [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
                   float* cb = c + i0 * c_rs + j0 * c_cs;
                   if (uk->run != nullptr) {
-                    packed_gemm(*uk, i1 - i0, j1 - j0, k, alpha, oa.block(i0, 0), ob.block(0, j0),
+                    packed_gemm(kernel_for_rows(*uk, i1 - i0), i1 - i0, j1 - j0, k, alpha,
+                                oa.block(i0, 0), ob.block(0, j0),
                                 beta, cb, c_rs, c_cs);
                     return;
                   }
