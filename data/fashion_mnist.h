@@ -39,6 +39,8 @@ class FashionMNIST : public Dataset {
 
   int64_t size() const override { return labels_.size(0); }
   Example get(int64_t index) const override;
+  // Without a transform: data float32 (B, 1, 28, 28), target int64 (B), built in one pass over
+  // the picked images; the same values as stacking get() (Note [Image scaling]).
   Example get_batch(const std::vector<int64_t>& indices) const override;
 
   // All images as uint8 (N, 28, 28) and labels as int64 (N), as stored.
@@ -51,7 +53,11 @@ class FashionMNIST : public Dataset {
 };
 
 // Reads one IDX file (gzip-compressed or not) into a uint8 tensor of its dims. `expected_dims`
-// is 3 for images, 1 for labels.
+// is 3 for images, 1 for labels (1 to 3). One pass: the data is decompressed straight into the
+// tensor, which is allocated only when the file can hold what the header promises (Note
+// [Reading IDX in one pass] in data/fashion_mnist.cpp). A wrong magic, a short header, absurd
+// dims, a gzip stream that is cut short or fails its checks, and data of another size than the
+// header promises are errors naming the file.
 Tensor read_idx(const std::string& path, int expected_dims);
 
 }  // namespace ember::data

@@ -3,7 +3,8 @@
 // Each derivative follows PyTorch (derivatives.yaml): it is written with the public,
 // differentiable ops, so the backward of a backward works. An op saves its input x or its
 // result y, whichever its formula reads (exp, sqrt, tanh, sigmoid... read y). Step functions
-// (sign, floor, ceil, round, trunc) have a zero gradient; abs' = sign(x), relu' = (y > 0);
+// (sign, floor, ceil, round, trunc) have a zero gradient; abs' = sign(x), relu' = (y > 0)
+// (Note [ReLU backward]: a one-pass kernel when no graph is recorded);
 // clamp passes the gradient where min <= x <= max, nan_to_num where x is finite.
 // Every in-place form runs through inplace_op with its out-of-place twin
 // (Note [In-place on non-leaves] in autograd/inplace.h); it records the same node.
@@ -82,11 +83,23 @@ Tensor abs(const Tensor& t) {
 Tensor sign(const Tensor& t) {
   return unary_zero_grad("SignBackward", t, [&] { return native::sign(t); });
 }
-// d relu(x) = g where y > 0.
+// Note [ReLU backward]
+// d relu(x) = g where y > 0, else +0: PyTorch's threshold_backward, which also gives 0 where g
+// is infinite or NaN in the flat region (g * 0 would give NaN there, and -0 for a negative g).
+// - No graph recorded (the engine runs a formula with grad mode off unless create_graph, see
+//   autograd/engine.cpp): native::threshold_backward, one pass and no temporaries, where the
+//   composite mul(g, gt(y, 0)) took three (a bool mask, its float copy, the product).
+// - create_graph: the same values from differentiable ops, where(y > 0, g, 0), so double
+//   backward works (g's gradient is where(y > 0, gg, 0); y gets none, the step is flat).
+// The native kernel is CPU only; a tensor on another device takes the composite.
 Tensor relu(const Tensor& t) {
   return unary_with_output(
       "ReluBackward", t, [&] { return native::relu(t); },
-      [](const Tensor& g, const Tensor& y) { return mul(g, gt(y, 0)); });
+      [](const Tensor& g, const Tensor& y) {
+        if (!detail::grad_mode_enabled && g.device().is_cpu() && g.dtype() == y.dtype())
+          return native::threshold_backward(g, y, 0.0);
+        return where(gt(y, 0), g, Scalar(0.0));
+      });
 }
 Tensor floor(const Tensor& t) {
   return unary_zero_grad("FloorBackward", t, [&] { return native::floor(t); });

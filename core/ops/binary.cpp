@@ -33,6 +33,7 @@ EMBER_DEFINE_DISPATCH(lerp_tensor_stub);
 EMBER_DEFINE_DISPATCH(addcmul_stub);
 EMBER_DEFINE_DISPATCH(addcdiv_stub);
 EMBER_DEFINE_DISPATCH(masked_fill_stub);
+EMBER_DEFINE_DISPATCH(threshold_backward_stub);
 
 namespace {
 
@@ -424,6 +425,22 @@ const Tensor& native::masked_fill_(const Tensor& self, const Tensor& mask, const
                           .build();
     masked_fill_stub(iter.device().type, iter, value);
   });
+}
+
+// Not a registered op: a kernel-level helper for backward formulas (core/ops/binary.h).
+Tensor native::threshold_backward(const Tensor& grad, const Tensor& output, double threshold) {
+  EMBER_CHECK(grad.sizes() == output.sizes(), "threshold_backward: grad of shape ", grad.sizes(),
+              " and output of shape ", output.sizes(), " must have the same shape");
+  EMBER_CHECK(grad.dtype() == output.dtype() && is_floating(grad.dtype()),
+              "threshold_backward: expected grad and output of one floating dtype, got ",
+              dtype_name(grad.dtype()), " and ", dtype_name(output.dtype()));
+  TensorIter iter = TensorIterConfig("threshold_backward")
+                        .add_output(Tensor())
+                        .add_input(grad)
+                        .add_input(output)
+                        .build();
+  threshold_backward_stub(iter.device().type, iter, threshold);
+  return iter.output();
 }
 
 // ---- Tensor methods and operators -------------------------------------------------------------

@@ -149,6 +149,9 @@ EMBER_DECLARE_DISPATCH(binary_fn, lerp_tensor_stub);       // (out, start, end, 
 EMBER_DECLARE_DISPATCH(binary_scalar_fn, addcmul_stub);    // (out, self, t1, t2), value
 EMBER_DECLARE_DISPATCH(binary_scalar_fn, addcdiv_stub);    // (out, self, t1, t2), value
 EMBER_DECLARE_DISPATCH(binary_scalar_fn, masked_fill_stub);  // (out, self, mask), value
+// (out, grad, output), one floating dtype; the kernel rounds `threshold` to that dtype.
+using threshold_backward_fn = void (*)(TensorIter& iter, double threshold);
+EMBER_DECLARE_DISPATCH(threshold_backward_fn, threshold_backward_stub);
 
 // ---- kernel-level entry points (no autograd) ---------------------------------------------
 // The ops above that autograd differentiates (or that write in place) are defined in
@@ -199,6 +202,19 @@ const Tensor& addcdiv_(const Tensor& self, const Tensor& t1, const Tensor& t2,
                        const Scalar& value = 1);
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
 const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value);
+
+// The gradient of relu (threshold 0) in one pass, without the bool mask and its float copy of
+// the composite mul(grad, gt(output, 0)): grad where output > threshold, else 0 (PyTorch's
+// threshold_backward). A kernel-level helper for backward formulas, not a differentiable op:
+// autograd/ops/unary.cpp calls it when no graph is recorded (Note [ReLU backward]).
+// - grad, output: the same shape and the same floating dtype (float16 and bfloat16 included),
+//   any strides, one device; the result is a new tensor of that shape and dtype, laid out in
+//   the inputs' memory order (TensorIter).
+// - The zero is +0 whatever grad holds: where output <= threshold a negative, infinite or NaN
+//   grad gives 0 (mul(grad, gt(output, 0)) gave -0 for a negative grad and NaN for inf / NaN).
+//   A NaN output compares false, so its gradient is 0 too.
+// - output is compared in the dtype's opmath type, to `threshold` rounded to the dtype.
+Tensor threshold_backward(const Tensor& grad, const Tensor& output, double threshold);
 }  // namespace native
 
 }  // namespace ember

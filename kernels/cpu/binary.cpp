@@ -1,5 +1,6 @@
 // CPU kernels for the binary element-wise ops (and the ternary where / lerp / addcmul /
-// addcdiv / masked_fill): each applies a kernels/math/binary.h functor through cpu_kernel.
+// addcdiv / masked_fill, and relu's threshold_backward): each applies a kernels/math/binary.h
+// functor through cpu_kernel.
 // Operand 0 is the output, the inputs follow in argument order.
 
 #include <atomic>
@@ -152,6 +153,15 @@ void masked_fill_kernel(TensorIter& iter, const Scalar& value) {
   });
 }
 
+void threshold_backward_kernel(TensorIter& iter, double threshold) {
+  EMBER_DISPATCH_FLOATING(iter.common_dtype(), iter.op_name(), [&] {
+    using M = opmath_t<scalar_t>;
+    // The threshold rounded to the dtype first, as the output values are.
+    const M t = static_cast<M>(static_cast<scalar_t>(threshold));
+    cpu_kernel(iter, math::ThresholdBackwardOp<scalar_t>{t});
+  });
+}
+
 }  // namespace
 
 EMBER_REGISTER_KERNEL(add_stub, DeviceType::CPU, add_kernel);
@@ -182,5 +192,6 @@ EMBER_REGISTER_KERNEL(lerp_tensor_stub, DeviceType::CPU, lerp_tensor_kernel);
 EMBER_REGISTER_KERNEL(addcmul_stub, DeviceType::CPU, addcmul_kernel);
 EMBER_REGISTER_KERNEL(addcdiv_stub, DeviceType::CPU, addcdiv_kernel);
 EMBER_REGISTER_KERNEL(masked_fill_stub, DeviceType::CPU, masked_fill_kernel);
+EMBER_REGISTER_KERNEL(threshold_backward_stub, DeviceType::CPU, threshold_backward_kernel);
 
 }  // namespace ember::kernels::cpu

@@ -273,4 +273,16 @@ struct MaskedFillOp {
   }
 };
 
+// relu's gradient (threshold_backward): grad where output > threshold, else +0. A NaN output
+// compares false and gives 0; the blend never multiplies, so a NaN or infinite grad there gives
+// 0 too. `threshold` is the dtype's value of the threshold, in the computing type.
+template <class T>
+struct ThresholdBackwardOp {
+  opmath_t<T> threshold;
+  EMBER_HOST_DEVICE T operator()(T grad, T output) const {
+    using M = opmath_t<T>;
+    return select(static_cast<M>(output) > threshold, grad, static_cast<T>(M(0)));
+  }
+};
+
 }  // namespace ember::kernels::math
