@@ -6,7 +6,7 @@
 //
 //   OPENBLAS_NUM_THREADS=1 ./build/bench/bench_train --framework ember|torch --model mlp|cnn
 //       [--threads 1] [--epochs 1] [--batches N] [--seed 0] [--layers 0|1] [--eval 1]
-//       [--root DIR]
+//       [--root DIR] [--malloc tuned|default]
 //
 // Prints one line of JSON:
 //   epoch_seconds        wall time of one training epoch (data loading, forward + loss, backward,
@@ -43,10 +43,20 @@
 //   and builds each batch the same way on the training thread: a seeded random permutation per
 //   epoch, index_select of 64 images, conversion to float32 / 255, (B, 1, 28, 28).
 // - Gradients are dropped (set to none) before each backward in both.
+// - Note [glibc malloc and libtorch]: libtorch's CPU allocator hands every tensor back to
+//   glibc's free, and glibc serves blocks above its mmap threshold (128 KiB at start) with a
+//   fresh mmap whose pages all fault on first touch. glibc raises that threshold only once the
+//   process frees a large mmap'ed block, so libtorch's CNN epoch took 24 s or 66 s on the same
+//   VM depending on what the process happened to free while loading the data. --malloc tuned
+//   (the default) fixes glibc's thresholds at start (mallopt M_MMAP_THRESHOLD 32 MiB, the
+//   most glibc accepts, and M_TRIM_THRESHOLD 1 GiB) so libtorch always runs in its fast state;
+//   --malloc default leaves glibc alone. ember caches its large blocks itself (Note
+//   [Large-block cache] in core/allocator.cpp) and does not depend on it.
 // - ember: ember::set_num_threads(threads); libtorch: torch::set_num_threads(threads). Run with
 //   OPENBLAS_NUM_THREADS=1 so that libtorch's OpenBLAS adds no threads of its own.
 
 #include <ember/ember.h>
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -84,6 +94,7 @@ struct Config {
   bool layers = false;  // time each layer (forward and backward)
   bool eval = true;     // evaluate on the test set after training (off: test_acc is -1)
   std::string root = ember::data::FashionMNIST::default_root();
+  std::string malloc_mode = "tuned";  // Note [glibc malloc and libtorch]
 };
 
 // Time per phase, summed over the batches run.
@@ -170,7 +181,7 @@ bool reset_peak_rss() {
   std::fprintf(stderr,
                "bench_train: %s\nusage: bench_train --framework ember|torch --model mlp|cnn "
                "[--threads N] [--epochs N] [--batches N] [--seed S] [--layers 0|1] [--eval 0|1] "
-               "[--root DIR]\n",
+               "[--root DIR] [--malloc tuned|default]\n",
                why);
   std::exit(2);
 }
@@ -199,12 +210,15 @@ Config parse_args(int argc, char** argv) {
       c.layers = std::atoi(v) != 0;
     else if (flag == "--eval")
       c.eval = std::atoi(v) != 0;
+    else if (flag == "--malloc")
+      c.malloc_mode = v;
     else
       usage(("unknown option " + flag).c_str());
   }
   if (c.framework != "ember" && c.framework != "torch") usage("--framework is ember or torch");
   if (c.model != "mlp" && c.model != "cnn") usage("--model is mlp or cnn");
   if (c.threads < 1 || c.epochs < 1 || c.batches == 0) usage("threads, epochs, batches >= 1");
+  if (c.malloc_mode != "tuned" && c.malloc_mode != "default") usage("--malloc is tuned or default");
   return c;
 }
 
@@ -487,6 +501,11 @@ Result run_torch(const Config& c, const ember::data::FashionMNIST& train,
 
 int main(int argc, char** argv) {
   const Config c = parse_args(argc, argv);
+  if (c.malloc_mode == "tuned") {
+    // Note [glibc malloc and libtorch]. Before anything is allocated.
+    if (mallopt(M_MMAP_THRESHOLD, 32 << 20) != 1 || mallopt(M_TRIM_THRESHOLD, 1 << 30) != 1)
+      usage("mallopt refused the --malloc tuned thresholds");
+  }
 #ifndef EMBER_HAVE_LIBTORCH
   if (c.framework == "torch") usage("built without libtorch (apt-get install libtorch-dev)");
 #endif
@@ -512,13 +531,13 @@ int main(int argc, char** argv) {
         "\"eval_seconds\":%.3f,\"maxrss_kb\":%ld,\"maxrss_before_train_kb\":%ld,"
         "\"rss_before_train_kb\":%ld,\"train_peak_rss_kb\":%ld,"
         "\"data_s\":%.4f,\"forward_s\":%.4f,\"backward_s\":%.4f,\"step_s\":%.4f,"
-        "\"data\":\"IDX read by ember::data::read_idx; batches: %s\"",
+        "\"malloc\":\"%s\",\"data\":\"IDX read by ember::data::read_idx; batches: %s\"",
         c.framework.c_str(), c.model.c_str(), c.threads, c.epochs,
         static_cast<long long>(kBatchSize), static_cast<long long>(r.batches_per_epoch),
         static_cast<long long>(r.batches_timed), epoch_s, samples / epoch_s, r.loss_last100,
         r.test_acc, r.eval_seconds, rss, r.maxrss_before_train_kb, r.rss_before_train_kb,
         r.train_peak_rss_kb, r.phases.data * scale, r.phases.forward * scale,
-        r.phases.backward * scale, r.phases.step * scale,
+        r.phases.backward * scale, r.phases.step * scale, c.malloc_mode.c_str(),
         c.framework == "ember" ? "data::DataLoader(shuffle)"
                                : "torch randperm + index_select on from_blob views");
     if (r.layers) {

@@ -15,6 +15,9 @@
 #                        printed as a per-layer forward / backward table
 #   LAYERS_CNN_BATCHES [100]  batches of the CNN's --layers runs (scaled to the epoch)
 #   OUT [BUILD_DIR/bench_train_results.jsonl]  where the JSON lines go (appended to)
+#   MALLOC [tuned]       bench_train --malloc: tuned fixes glibc's mmap / trim thresholds so that
+#                        libtorch runs in its fast state; default leaves glibc alone (Note
+#                        [glibc malloc and libtorch] in bench_train.cpp)
 #
 # ember runs use bench_train_ember (the same program without libtorch linked in) when it
 # exists, so that their peak memory does not count libtorch's libraries. OPENBLAS_NUM_THREADS=1
@@ -30,6 +33,7 @@ CNN_BATCHES=${CNN_BATCHES:-all}
 LAYERS=${LAYERS:-0}
 LAYERS_CNN_BATCHES=${LAYERS_CNN_BATCHES:-100}
 OUT=${OUT:-$BUILD/bench_train_results.jsonl}
+MALLOC=${MALLOC:-tuned}
 export OPENBLAS_NUM_THREADS=1
 
 TORCH_BIN=$BUILD/bench/bench_train
@@ -40,12 +44,12 @@ EMBER_BIN=$BUILD/bench/bench_train_ember
 run() {  # framework model threads [extra args]
   local bin=$TORCH_BIN
   [ "$1" = ember ] && bin=$EMBER_BIN
-  echo "+ OPENBLAS_NUM_THREADS=1 $bin --framework $1 --model $2 --threads $3 ${*:4}" >&2
-  "$bin" --framework "$1" --model "$2" --threads "$3" "${@:4}" | tee -a "$OUT" >&2
+  echo "+ OPENBLAS_NUM_THREADS=1 $bin --framework $1 --model $2 --threads $3 --malloc $MALLOC ${*:4}" >&2
+  "$bin" --framework "$1" --model "$2" --threads "$3" --malloc "$MALLOC" "${@:4}" | tee -a "$OUT" >&2
 }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)," \
-  "load at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  "load at start: $(cut -d' ' -f1-3 /proc/loadavg), glibc malloc: $MALLOC" >&2
 START_LINE=1
 [ -f "$OUT" ] && START_LINE=$(($(wc -l <"$OUT") + 1))
 for model in $MODELS; do
