@@ -25,15 +25,7 @@
 #include <torch/torch.h>
 #endif
 
-namespace {
-
-struct Row {
-  std::string name;
-  std::function<void()> ember_fn;
-  std::function<void()> torch_fn;  // empty without libtorch
-};
-
-}  // namespace
+using ember::bench::Row;
 
 int main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 1;

@@ -40,4 +40,11 @@ inline std::vector<double> interleaved(const std::vector<std::function<void()>>&
   return med;
 }
 
+// One comparison of an ember/libtorch benchmark table: the two contenders of a case.
+struct Row {
+  std::string name;
+  std::function<void()> ember_fn;
+  std::function<void()> torch_fn;  // empty without libtorch
+};
+
 }  // namespace ember::bench

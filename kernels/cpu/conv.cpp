@@ -432,12 +432,8 @@ void conv2d_backward_typed(const Tensor& grad_out, const Tensor& input, const Te
   const bool implicit = std::is_same_v<T, float> && implicit_applies(g) && !pointwise;
   const Grid q = implicit_grid(g);
   // The input gradient on the grid adds w^T @ 0 for the extra columns: 0 only for a finite w.
-  bool w_finite = false;
-  if (implicit && need_x) {
-    T check = 0;  // w - w is 0 for finite w and NaN otherwise
-    for (int64_t e = 0; e < O * K; ++e) check += w[e] - w[e];
-    w_finite = check == T(0);
-  }
+  const bool w_finite = implicit && need_x &&
+                        std::all_of(w, w + O * K, [](T v) { return std::isfinite(v); });
 
   // Per task: the weight gradient, per group (O / groups, K) or transposed (K, O / groups),
   // then the bias gradient (O).
@@ -476,7 +472,7 @@ void conv2d_backward_typed(const Tensor& grad_out, const Tensor& input, const Te
           const T* xg = x + (n * C + grp * Cg) * HW;  // (Cg, H, W); pointwise: cols itself
           bool done = false;
           if constexpr (std::is_same_v<T, float>) {
-            P.resize(static_cast<size_t>(Cg * q.plane + q.Wq));
+            if (implicit) P.resize(static_cast<size_t>(Cg * q.plane + q.Wq));
             if (implicit && fill_padded(xg, Cg, g, q, P.data())) {
               implicit_lines(P.data(), Cg, g, q, lines);
               if (transposed) {
