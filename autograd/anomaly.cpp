@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "autograd/grad_mode.h"
-#include "core/ops/reduce.h"
-#include "core/ops/unary.h"
+#include "autograd/ops/reduce.h"
+#include "autograd/ops/unary.h"
 
 namespace ember::autograd {
 

@@ -8,8 +8,8 @@
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
 #include "autograd/op.h"
-#include "core/ops/binary.h"
-#include "core/ops/copy.h"
+#include "autograd/ops/binary.h"
+#include "autograd/ops/copy.h"
 #include "core/ops/factory.h"
 
 namespace ember::autograd {

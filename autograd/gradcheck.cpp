@@ -6,9 +6,9 @@
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "core/generator.h"
-#include "core/ops/copy.h"
+#include "autograd/ops/copy.h"
 #include "core/ops/factory.h"
-#include "core/ops/random.h"
+#include "autograd/ops/random.h"
 
 namespace ember::autograd {
 

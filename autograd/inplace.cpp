@@ -2,12 +2,12 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/op.h"
-#include "core/ops/binary.h"
-#include "core/ops/copy.h"
+#include "autograd/ops/binary.h"
+#include "autograd/ops/copy.h"
 #include "core/ops/factory.h"
-#include "core/ops/index.h"
-#include "core/ops/reduce.h"
-#include "core/ops/view.h"
+#include "autograd/ops/index.h"
+#include "autograd/ops/reduce.h"
+#include "autograd/ops/view.h"
 
 namespace ember::autograd {
 

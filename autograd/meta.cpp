@@ -4,7 +4,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
-#include "core/ops/view.h"
+#include "autograd/ops/view.h"
 
 namespace ember::autograd {
 

@@ -5,8 +5,8 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
-#include "core/ops/binary.h"
-#include "core/ops/copy.h"
+#include "autograd/ops/binary.h"
+#include "autograd/ops/copy.h"
 
 namespace ember::autograd {
 

@@ -3,8 +3,8 @@
 #include <sstream>
 
 #include "autograd/anomaly.h"
-#include "core/ops/reduce.h"
-#include "core/ops/view.h"
+#include "autograd/ops/reduce.h"
+#include "autograd/ops/view.h"
 
 namespace ember::autograd {
 

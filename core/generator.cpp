@@ -3,6 +3,7 @@
 #include <array>
 #include <memory>
 
+#include "core/ops/copy.h"
 #include "core/ops/factory.h"
 
 namespace ember {
@@ -59,7 +60,7 @@ void Generator::set_state(const Tensor& state) {
               "Generator::set_state: expected a uint8 tensor of ", kStateSize,
               " bytes (seed and offset) as get_state() returns, got dtype ",
               dtype_name(state.dtype()), " and shape ", state.sizes());
-  Tensor c = state.to(kCPU).contiguous();
+  Tensor c = native::contiguous(native::to(state, kCPU));
   const uint8_t* p = c.data_ptr<uint8_t>();
   uint64_t seed = 0, offset = 0;
   for (int b = 0; b < 8; ++b) {

@@ -1,5 +1,7 @@
 #include "core/op_registry.h"
 
+#include <algorithm>
+
 namespace ember {
 
 namespace {
@@ -9,10 +11,12 @@ std::vector<OpFamily>& families() {
 }
 }  // namespace
 
+// Several files may register ops of one family (nn's layers do): they share one OpFamily.
 void OpFamilyRegistrar::add(const char* family, const char* const* ops, size_t n) {
-  OpFamily f{family, {}};
-  for (size_t i = 0; i < n; ++i) f.ops.emplace_back(ops[i]);
-  families().push_back(std::move(f));
+  std::vector<OpFamily>& all = families();
+  auto it = std::find_if(all.begin(), all.end(), [&](const OpFamily& f) { return f.family == family; });
+  if (it == all.end()) it = all.insert(all.end(), OpFamily{family, {}});
+  for (size_t i = 0; i < n; ++i) it->ops.emplace_back(ops[i]);
 }
 
 const std::vector<OpFamily>& registered_op_families() { return families(); }

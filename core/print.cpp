@@ -11,6 +11,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "core/ops/copy.h"
+#include "core/ops/view.h"
 #include "core/tensor.h"
 
 namespace ember {
@@ -58,7 +60,7 @@ void collect(const Tensor& t, bool summarize, std::vector<double>& out) {
   int64_t n = t.size(0);
   for (int64_t i = 0; i < n; ++i) {
     if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) i = n - kEdgeItems;
-    collect(t.select(0, i), summarize, out);
+    collect(native::select(t, 0, i), summarize, out);
   }
 }
 
@@ -110,7 +112,7 @@ void print_rec(std::ostream& os, const Tensor& t, const Formatter& f, bool summa
       }
       i = n - kEdgeItems;
     }
-    print_rec(os, t.select(0, i), f, summarize, indent + 1);
+    print_rec(os, native::select(t, 0, i), f, summarize, indent + 1);
     if (i + 1 < n) {
       if (t.dim() == 1) {
         os << ", ";
@@ -133,7 +135,7 @@ std::string Tensor::to_string() const {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t_in) {
   if (!t_in.defined()) return os << "tensor(undefined)";
-  Tensor t = t_in.is_cpu() ? t_in : t_in.to(kCPU);
+  Tensor t = t_in.is_cpu() ? t_in : native::to(t_in, kCPU);
   std::vector<std::string> suffix;
   if (!t_in.is_cpu()) suffix.push_back("device='" + t_in.device().str() + "'");
   os << "tensor(";

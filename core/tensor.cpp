@@ -97,7 +97,7 @@ Tensor make_tensor(Storage storage, Shape sizes, Shape strides, int64_t storage_
 namespace {
 template <class T>
 T read_one(const Tensor& t) {
-  Tensor c = t.is_cpu() ? t : t.to(kCPU);
+  Tensor c = t.is_cpu() ? t : native::to(t, kCPU);
   return EMBER_DISPATCH_ALL(c.dtype(), "item", [&]() -> T {
     return static_cast<T>(static_cast<opmath_t<scalar_t>>(*static_cast<scalar_t*>(c.data_ptr())));
   });
@@ -137,7 +137,7 @@ Tensor scalar_tensor(const Scalar& s, const TensorOptions& options) {
   DType dt = options.dtype_ ? *options.dtype_ : s.dtype();
   Tensor t = make_tensor(make_storage(itemsize(dt), kCPU), {}, {}, 0, dt);
   EMBER_DISPATCH_ALL(dt, "scalar_tensor", [&] { *t.data_ptr<scalar_t>() = s.to<scalar_t>(); });
-  return options.device_.is_cpu() ? t : t.to(options.device_);
+  return options.device_.is_cpu() ? t : native::to(t, options.device_);
 }
 
 Tensor wrapped_scalar_tensor(const Scalar& s, Device device) {

@@ -140,8 +140,8 @@ TensorIter TensorIterConfig::build() {
   for (int i = 0; i < nin_; ++i) {
     const Tensor& t = inputs_[i];
     bool convert = (promote_ || int_to_float_) && t.dtype() != common;
-    Tensor in = convert ? t.to(common) : t;
-    if (in.device() != it.device_) in = in.to(it.device_);  // a wrapped number
+    Tensor in = convert ? native::to(t, common) : t;
+    if (in.device() != it.device_) in = native::to(in, it.device_);  // a wrapped number
     it.ops_[nout_ + i].tensor = std::move(in);
   }
 
@@ -303,7 +303,7 @@ void TensorIter::for_each(LoopFn loop, int64_t grain) const {
 
 void TensorIter::cast_outputs() {
   for (int i = 0; i < noutputs_; ++i) {
-    if (ops_[i].original.defined()) ops_[i].original.copy_(ops_[i].tensor);
+    if (ops_[i].original.defined()) native::copy_(ops_[i].original, ops_[i].tensor);
   }
 }
 

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/ops/factory.h"
-#include "core/ops/shape.h"
+#include "autograd/ops/shape.h"
 
 namespace ember::data {
 

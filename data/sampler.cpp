@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "core/generator.h"
-#include "core/ops/random.h"
+#include "autograd/ops/random.h"
 
 namespace ember::data {
 

@@ -2,8 +2,8 @@
 
 #include "core/error.h"
 #include "core/ops/factory.h"
-#include "core/ops/random.h"
-#include "core/ops/shape.h"
+#include "autograd/ops/random.h"
+#include "autograd/ops/shape.h"
 #include "data/dataset.h"
 
 namespace ember::data::transforms {

@@ -5,10 +5,10 @@
 #include <cstdlib>
 
 #include "core/op_registry.h"
-#include "core/ops/binary.h"
-#include "core/ops/copy.h"
-#include "core/ops/softmax.h"
-#include "core/ops/unary.h"
+#include "autograd/ops/binary.h"
+#include "autograd/ops/copy.h"
+#include "autograd/ops/softmax.h"
+#include "autograd/ops/unary.h"
 #include "nn/repr.h"
 
 namespace ember::nn {

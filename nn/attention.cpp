@@ -5,13 +5,13 @@
 
 #include "autograd/grad_mode.h"
 #include "core/op_registry.h"
-#include "core/ops/binary.h"
+#include "autograd/ops/binary.h"
 #include "core/ops/factory.h"
-#include "core/ops/linalg.h"
-#include "core/ops/random.h"
-#include "core/ops/shape.h"
-#include "core/ops/softmax.h"
-#include "core/ops/unary.h"
+#include "autograd/ops/linalg.h"
+#include "autograd/ops/random.h"
+#include "autograd/ops/shape.h"
+#include "autograd/ops/softmax.h"
+#include "autograd/ops/unary.h"
 #include "nn/init.h"
 
 namespace ember::nn {

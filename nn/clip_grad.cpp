@@ -3,12 +3,12 @@
 #include <cmath>
 
 #include "autograd/grad_mode.h"
-#include "core/ops/binary.h"
-#include "core/ops/copy.h"
+#include "autograd/ops/binary.h"
+#include "autograd/ops/copy.h"
 #include "core/ops/factory.h"
-#include "core/ops/reduce.h"
-#include "core/ops/shape.h"
-#include "core/ops/unary.h"
+#include "autograd/ops/reduce.h"
+#include "autograd/ops/shape.h"
+#include "autograd/ops/unary.h"
 
 namespace ember::nn::utils {
 

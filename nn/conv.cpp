@@ -4,10 +4,10 @@
 #include <cmath>
 
 #include "core/op_registry.h"
-#include "core/ops/conv.h"
+#include "autograd/ops/conv.h"
 #include "core/ops/factory.h"
-#include "core/ops/linalg.h"
-#include "core/ops/shape.h"
+#include "autograd/ops/linalg.h"
+#include "autograd/ops/shape.h"
 #include "nn/linear.h"
 #include "nn/repr.h"
 

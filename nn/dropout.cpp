@@ -1,9 +1,9 @@
 #include "nn/dropout.h"
 
 #include "core/op_registry.h"
-#include "core/ops/binary.h"
+#include "autograd/ops/binary.h"
 #include "core/ops/factory.h"
-#include "core/ops/random.h"
+#include "autograd/ops/random.h"
 #include "nn/activation.h"
 #include "nn/repr.h"
 

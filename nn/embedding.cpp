@@ -2,7 +2,7 @@
 
 #include "autograd/grad_mode.h"
 #include "core/ops/factory.h"
-#include "core/ops/index.h"
+#include "autograd/ops/index.h"
 #include "nn/init.h"
 
 namespace ember::nn {

@@ -1,6 +1,6 @@
 #include "nn/flatten.h"
 
-#include "core/ops/view.h"
+#include "autograd/ops/view.h"
 
 namespace ember::nn {
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "core/ops/view.h"
+#include "autograd/ops/view.h"
 #include "core/tensor.h"
 #include "nn/module.h"
 

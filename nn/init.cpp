@@ -4,11 +4,11 @@
 #include <vector>
 
 #include "autograd/grad_mode.h"
-#include "core/ops/binary.h"
-#include "core/ops/copy.h"
+#include "autograd/ops/binary.h"
+#include "autograd/ops/copy.h"
 #include "core/ops/factory.h"
-#include "core/ops/random.h"
-#include "core/ops/view.h"
+#include "autograd/ops/random.h"
+#include "autograd/ops/view.h"
 
 namespace ember::nn::init {
 

@@ -4,7 +4,7 @@
 
 #include "core/op_registry.h"
 #include "core/ops/factory.h"
-#include "core/ops/linalg.h"
+#include "autograd/ops/linalg.h"
 #include "nn/init.h"
 #include "nn/repr.h"
 

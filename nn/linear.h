@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "core/ops/linalg.h"
+#include "autograd/ops/linalg.h"
 #include "core/tensor.h"
 #include "nn/module.h"
 

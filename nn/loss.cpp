@@ -2,12 +2,12 @@
 
 #include "autograd/function.h"
 #include "core/op_registry.h"
-#include "core/ops/binary.h"
+#include "autograd/ops/binary.h"
 #include "core/ops/factory.h"
-#include "core/ops/index.h"
-#include "core/ops/reduce.h"
-#include "core/ops/softmax.h"
-#include "core/ops/unary.h"
+#include "autograd/ops/index.h"
+#include "autograd/ops/reduce.h"
+#include "autograd/ops/softmax.h"
+#include "autograd/ops/unary.h"
 
 namespace ember::nn {
 

@@ -7,7 +7,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
 #include "autograd/node.h"
-#include "core/ops/copy.h"
+#include "autograd/ops/copy.h"
 
 namespace ember::nn {
 

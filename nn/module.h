@@ -28,11 +28,13 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "core/tensor_dict.h"
 
 namespace ember::nn {
 
-// An ordered name -> tensor list, in registration order (PyTorch's OrderedDict).
-using StateDict = std::vector<std::pair<std::string, Tensor>>;
+// An ordered name -> tensor list, in registration order (PyTorch's OrderedDict): the
+// TensorDict of core/tensor_dict.h under the name nn code reads best.
+using StateDict = TensorDict;
 
 // What load_state_dict found: keys the module has but the dict lacks, and the reverse.
 struct LoadResult {

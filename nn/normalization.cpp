@@ -7,9 +7,9 @@
 
 #include "autograd/grad_mode.h"
 #include "core/op_registry.h"
-#include "core/ops/binary.h"
+#include "autograd/ops/binary.h"
 #include "core/ops/factory.h"
-#include "core/ops/reduce.h"
+#include "autograd/ops/reduce.h"
 #include "nn/init.h"
 #include "nn/repr.h"
 

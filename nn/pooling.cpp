@@ -3,9 +3,9 @@
 #include <vector>
 
 #include "core/op_registry.h"
-#include "core/ops/conv.h"
+#include "autograd/ops/conv.h"
 #include "core/ops/factory.h"
-#include "core/ops/linalg.h"
+#include "autograd/ops/linalg.h"
 #include "nn/repr.h"
 
 namespace ember::nn {

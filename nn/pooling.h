@@ -16,7 +16,7 @@
 #include <string>
 #include <tuple>
 
-#include "core/ops/conv.h"
+#include "autograd/ops/conv.h"
 #include "core/tensor.h"
 #include "nn/conv.h"
 #include "nn/module.h"

@@ -21,7 +21,7 @@
 #include <type_traits>
 
 #include "core/dtype.h"
-#include "core/ops/copy.h"
+#include "autograd/ops/copy.h"
 #include "core/ops/factory.h"
 #include "core/parallel.h"
 #include "core/tensor.h"

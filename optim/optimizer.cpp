@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "autograd/grad_mode.h"
-#include "core/ops/copy.h"
+#include "autograd/ops/copy.h"
 #include "core/ops/factory.h"
 
 namespace ember::optim {

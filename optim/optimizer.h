@@ -58,7 +58,7 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "serialize/safetensors.h"
+#include "core/tensor_dict.h"
 
 // EMBER_ARG(T, name) = default; declares an option of an options struct: a chainable setter
 // `name(value)` returning the struct, a getter `name()`, and the member `name_` (libtorch's

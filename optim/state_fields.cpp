@@ -3,7 +3,7 @@
 #include <cmath>
 #include <map>
 
-#include "core/ops/copy.h"
+#include "autograd/ops/copy.h"
 #include "core/ops/factory.h"
 
 namespace ember::optim {

@@ -20,7 +20,7 @@
 #include <variant>
 #include <vector>
 
-#include "serialize/safetensors.h"
+#include "core/tensor_dict.h"
 
 namespace ember::optim {
 

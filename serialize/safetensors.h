@@ -40,11 +40,9 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "core/tensor_dict.h"
 
 namespace ember {
-
-// An ordered name -> tensor list (the same type as nn::StateDict).
-using TensorDict = std::vector<std::pair<std::string, Tensor>>;
 
 namespace safetensors {
 

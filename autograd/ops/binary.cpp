@@ -14,7 +14,7 @@
 // defined in core/ops/binary.cpp). Every in-place form runs through inplace_op with its
 // out-of-place twin (Note [In-place on non-leaves] in autograd/inplace.h).
 
-#include "core/ops/binary.h"
+#include "autograd/ops/binary.h"
 
 #include <cmath>
 
@@ -440,5 +440,80 @@ const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar&
       "masked_fill_", self, [&] { native::masked_fill_(self, mask, value); },
       [&](const Tensor& old) { return masked_fill(old, mask, value); });
 }
+
+// ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
+Tensor Tensor::add(const Tensor& o, const Scalar& al) const { return ember::add(*this, o, al); }
+Tensor Tensor::add(const Scalar& o, const Scalar& al) const { return ember::add(*this, o, al); }
+const Tensor& Tensor::add_(const Tensor& o, const Scalar& al) const { return ember::add_(*this, o, al); }
+const Tensor& Tensor::add_(const Scalar& o, const Scalar& al) const { return ember::add_(*this, o, al); }
+Tensor Tensor::sub(const Tensor& o, const Scalar& al) const { return ember::sub(*this, o, al); }
+Tensor Tensor::sub(const Scalar& o, const Scalar& al) const { return ember::sub(*this, o, al); }
+const Tensor& Tensor::sub_(const Tensor& o, const Scalar& al) const { return ember::sub_(*this, o, al); }
+const Tensor& Tensor::sub_(const Scalar& o, const Scalar& al) const { return ember::sub_(*this, o, al); }
+Tensor Tensor::mul(const Tensor& o) const { return ember::mul(*this, o); }
+Tensor Tensor::mul(const Scalar& o) const { return ember::mul(*this, o); }
+const Tensor& Tensor::mul_(const Tensor& o) const { return ember::mul_(*this, o); }
+const Tensor& Tensor::mul_(const Scalar& o) const { return ember::mul_(*this, o); }
+Tensor Tensor::div(const Tensor& o, const std::string& m) const { return ember::div(*this, o, m); }
+Tensor Tensor::div(const Scalar& o, const std::string& m) const { return ember::div(*this, o, m); }
+const Tensor& Tensor::div_(const Tensor& o, const std::string& m) const { return ember::div_(*this, o, m); }
+const Tensor& Tensor::div_(const Scalar& o, const std::string& m) const { return ember::div_(*this, o, m); }
+Tensor Tensor::remainder(const Tensor& o) const { return ember::remainder(*this, o); }
+Tensor Tensor::remainder(const Scalar& o) const { return ember::remainder(*this, o); }
+const Tensor& Tensor::remainder_(const Tensor& o) const { return ember::remainder_(*this, o); }
+const Tensor& Tensor::remainder_(const Scalar& o) const { return ember::remainder_(*this, o); }
+Tensor Tensor::pow(const Tensor& e) const { return ember::pow(*this, e); }
+const Tensor& Tensor::pow_(const Tensor& e) const { return ember::pow_(*this, e); }
+Tensor Tensor::maximum(const Tensor& o) const { return ember::maximum(*this, o); }
+Tensor Tensor::minimum(const Tensor& o) const { return ember::minimum(*this, o); }
+const Tensor& Tensor::maximum_(const Tensor& o) const { return ember::maximum_(*this, o); }
+const Tensor& Tensor::minimum_(const Tensor& o) const { return ember::minimum_(*this, o); }
+Tensor Tensor::atan2(const Tensor& o) const { return ember::atan2(*this, o); }
+const Tensor& Tensor::atan2_(const Tensor& o) const { return ember::atan2_(*this, o); }
+Tensor Tensor::lerp(const Tensor& e, const Scalar& w) const { return ember::lerp(*this, e, w); }
+Tensor Tensor::lerp(const Tensor& e, const Tensor& w) const { return ember::lerp(*this, e, w); }
+const Tensor& Tensor::lerp_(const Tensor& e, const Scalar& w) const { return ember::lerp_(*this, e, w); }
+const Tensor& Tensor::lerp_(const Tensor& e, const Tensor& w) const { return ember::lerp_(*this, e, w); }
+Tensor Tensor::addcmul(const Tensor& t1, const Tensor& t2, const Scalar& v) const {
+  return ember::addcmul(*this, t1, t2, v);
+}
+Tensor Tensor::addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& v) const {
+  return ember::addcdiv(*this, t1, t2, v);
+}
+const Tensor& Tensor::addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& v) const {
+  return ember::addcmul_(*this, t1, t2, v);
+}
+const Tensor& Tensor::addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& v) const {
+  return ember::addcdiv_(*this, t1, t2, v);
+}
+Tensor Tensor::where(const Tensor& cond, const Tensor& other) const {
+  return ember::where(cond, *this, other);
+}
+Tensor Tensor::masked_fill(const Tensor& m, const Scalar& v) const {
+  return ember::masked_fill(*this, m, v);
+}
+const Tensor& Tensor::masked_fill_(const Tensor& m, const Scalar& v) const {
+  return ember::masked_fill_(*this, m, v);
+}
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
+Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, b); }
+Tensor operator-(const Scalar& a, const Tensor& b) { return sub(wrapped_scalar_tensor(a, b), b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
+Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
+Tensor operator/(const Scalar& a, const Tensor& b) { return div(wrapped_scalar_tensor(a, b), b); }
+const Tensor& operator+=(const Tensor& a, const Tensor& b) { return a.add_(b); }
+const Tensor& operator+=(const Tensor& a, const Scalar& b) { return a.add_(b); }
+const Tensor& operator-=(const Tensor& a, const Tensor& b) { return a.sub_(b); }
+const Tensor& operator-=(const Tensor& a, const Scalar& b) { return a.sub_(b); }
+const Tensor& operator*=(const Tensor& a, const Tensor& b) { return a.mul_(b); }
+const Tensor& operator*=(const Tensor& a, const Scalar& b) { return a.mul_(b); }
+const Tensor& operator/=(const Tensor& a, const Tensor& b) { return a.div_(b); }
+const Tensor& operator/=(const Tensor& a, const Scalar& b) { return a.div_(b); }
 
 }  // namespace ember

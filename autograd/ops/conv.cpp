@@ -12,7 +12,7 @@
 //   native::max_pool2d_backward; average pooling spreads it over the window, divided by the same
 //   divisor as the forward.
 
-#include "core/ops/conv.h"
+#include "autograd/ops/conv.h"
 
 #include <algorithm>
 
@@ -247,5 +247,8 @@ Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& st
   }
   return y;
 }
+
+// ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
+
 
 }  // namespace ember

@@ -4,7 +4,7 @@
 // dtype). copy_, fill_ and zero_ overwrite their target: the old value gets no gradient, and
 // copy_'s source gets the gradient of the region it was broadcast into.
 
-#include "core/ops/copy.h"
+#include "autograd/ops/copy.h"
 
 #include "autograd/ops/common.h"
 
@@ -78,5 +78,15 @@ const Tensor& zero_(const Tensor& t) {
   return inplace_op(
       "zero_", t, [&] { native::zero_(t); }, [&](const Tensor& old) { return filled(old, 0); });
 }
+
+// ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
+Tensor Tensor::contiguous() const { return ember::contiguous(*this); }
+Tensor Tensor::clone() const { return ember::clone(*this); }
+Tensor Tensor::to(DType d) const { return ember::to(*this, device(), d); }
+Tensor Tensor::to(Device d) const { return ember::to(*this, d, dtype()); }
+Tensor Tensor::to(Device d, DType t) const { return ember::to(*this, d, t); }
+const Tensor& Tensor::copy_(const Tensor& src) const { return ember::copy_(*this, src); }
+const Tensor& Tensor::fill_(const Scalar& v) const { return ember::fill_(*this, v); }
+const Tensor& Tensor::zero_() const { return ember::zero_(*this); }
 
 }  // namespace ember

@@ -9,7 +9,7 @@
 // PyTorch's are not: scatter's src gets gradient only where its element won a duplicate index,
 // and a src larger than index gets zeros (not a shape error) beyond index's extent.
 
-#include "core/ops/index.h"
+#include "autograd/ops/index.h"
 
 #include "autograd/ops/common.h"
 
@@ -419,6 +419,65 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
                                 bool sorted) {
   return values_by_indices("TopkBackward", self, dim,
                            [&] { return native::topk(self, k, dim, largest, sorted); });
+}
+
+// ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
+Tensor Tensor::index_select(int64_t d, const Tensor& i) const {
+  return ember::index_select(*this, d, i);
+}
+Tensor Tensor::gather(int64_t d, const Tensor& i) const { return ember::gather(*this, d, i); }
+Tensor Tensor::scatter(int64_t d, const Tensor& i, const Tensor& src) const {
+  return ember::scatter(*this, d, i, src);
+}
+Tensor Tensor::scatter(int64_t d, const Tensor& i, const Scalar& value) const {
+  return ember::scatter(*this, d, i, value);
+}
+const Tensor& Tensor::scatter_(int64_t d, const Tensor& i, const Tensor& src) const {
+  return ember::scatter_(*this, d, i, src);
+}
+const Tensor& Tensor::scatter_(int64_t d, const Tensor& i, const Scalar& value) const {
+  return ember::scatter_(*this, d, i, value);
+}
+Tensor Tensor::scatter_add(int64_t d, const Tensor& i, const Tensor& src) const {
+  return ember::scatter_add(*this, d, i, src);
+}
+const Tensor& Tensor::scatter_add_(int64_t d, const Tensor& i, const Tensor& src) const {
+  return ember::scatter_add_(*this, d, i, src);
+}
+Tensor Tensor::scatter_reduce(int64_t d, const Tensor& i, const Tensor& src,
+                              const std::string& reduce, bool include_self) const {
+  return ember::scatter_reduce(*this, d, i, src, reduce, include_self);
+}
+const Tensor& Tensor::scatter_reduce_(int64_t d, const Tensor& i, const Tensor& src,
+                                      const std::string& reduce, bool include_self) const {
+  return ember::scatter_reduce_(*this, d, i, src, reduce, include_self);
+}
+Tensor Tensor::index_add(int64_t d, const Tensor& i, const Tensor& source,
+                         const Scalar& alpha) const {
+  return ember::index_add(*this, d, i, source, alpha);
+}
+const Tensor& Tensor::index_add_(int64_t d, const Tensor& i, const Tensor& source,
+                                 const Scalar& alpha) const {
+  return ember::index_add_(*this, d, i, source, alpha);
+}
+Tensor Tensor::index(const std::vector<Tensor>& indices) const {
+  return ember::index(*this, indices);
+}
+const Tensor& Tensor::index_put_(const std::vector<Tensor>& indices, const Tensor& values,
+                                 bool accumulate) const {
+  return ember::index_put_(*this, indices, values, accumulate);
+}
+Tensor Tensor::index_put(const std::vector<Tensor>& indices, const Tensor& values,
+                         bool accumulate) const {
+  return ember::index_put(*this, indices, values, accumulate);
+}
+Tensor Tensor::masked_select(const Tensor& mask) const { return ember::masked_select(*this, mask); }
+Tensor Tensor::take(const Tensor& i) const { return ember::take(*this, i); }
+std::tuple<Tensor, Tensor> Tensor::sort(int64_t d, bool descending) const {
+  return ember::sort(*this, d, descending);
+}
+std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t d, bool largest, bool sorted) const {
+  return ember::topk(*this, k, d, largest, sorted);
 }
 
 }  // namespace ember

@@ -6,7 +6,7 @@
 // to its input's shape (autograd/op.h). An operand is saved only when the other operand needs
 // its gradient.
 
-#include "core/ops/linalg.h"
+#include "autograd/ops/linalg.h"
 
 #include "autograd/ops/common.h"
 
@@ -154,5 +154,12 @@ Tensor outer(const Tensor& a, const Tensor& b) {
   });
   return y;
 }
+
+// ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
+Tensor Tensor::matmul(const Tensor& other) const { return ember::matmul(*this, other); }
+Tensor Tensor::mm(const Tensor& other) const { return ember::mm(*this, other); }
+Tensor Tensor::bmm(const Tensor& other) const { return ember::bmm(*this, other); }
+Tensor Tensor::dot(const Tensor& other) const { return ember::dot(*this, other); }
+Tensor Tensor::outer(const Tensor& other) const { return ember::outer(*this, other); }
 
 }  // namespace ember

@@ -6,7 +6,7 @@
 // element i of a draw depends only on the generator state and i (Note [Philox streams]), so the
 // values are the ones the native in-place fill would have written.
 
-#include "core/ops/random.h"
+#include "autograd/ops/random.h"
 
 #include "autograd/ops/common.h"
 
@@ -53,6 +53,17 @@ const Tensor& bernoulli_(const Tensor& self, double p, Generator* gen) {
         return drawn_like("BernoulliBackward", old,
                           [&](const Tensor& r) { native::bernoulli_(r, p, gen); });
       });
+}
+
+// ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
+const Tensor& Tensor::uniform_(double from, double to, Generator* gen) const {
+  return ember::uniform_(*this, from, to, gen);
+}
+const Tensor& Tensor::normal_(double mean, double std, Generator* gen) const {
+  return ember::normal_(*this, mean, std, gen);
+}
+const Tensor& Tensor::bernoulli_(double p, Generator* gen) const {
+  return ember::bernoulli_(*this, p, gen);
 }
 
 }  // namespace ember

@@ -13,7 +13,7 @@
 // - cumsum: the reversed cumulative sum of g; cumprod: Note [Gradient of cumprod].
 // Every backward is written with differentiable ops, so double backward works.
 
-#include "core/ops/reduce.h"
+#include "autograd/ops/reduce.h"
 
 #include <cmath>
 
@@ -402,5 +402,44 @@ Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   }
   return y;
 }
+
+// ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
+Tensor Tensor::sum(const Shape& dims, bool keepdim, std::optional<DType> dtype) const {
+  return ember::sum(*this, dims, keepdim, dtype);
+}
+Tensor Tensor::mean(const Shape& dims, bool keepdim) const {
+  return ember::mean(*this, dims, keepdim);
+}
+Tensor Tensor::prod(const Shape& dims, bool keepdim) const {
+  return ember::prod(*this, dims, keepdim);
+}
+Tensor Tensor::var(const Shape& dims, int64_t correction, bool keepdim) const {
+  return ember::var(*this, dims, correction, keepdim);
+}
+Tensor Tensor::std(const Shape& dims, int64_t correction, bool keepdim) const {
+  return ember::std(*this, dims, correction, keepdim);
+}
+Tensor Tensor::amax(const Shape& dims, bool keepdim) const {
+  return ember::amax(*this, dims, keepdim);
+}
+Tensor Tensor::amin(const Shape& dims, bool keepdim) const {
+  return ember::amin(*this, dims, keepdim);
+}
+Tensor Tensor::max() const { return ember::max(*this); }
+Tensor Tensor::min() const { return ember::min(*this); }
+std::tuple<Tensor, Tensor> Tensor::max(int64_t d, bool keepdim) const {
+  return ember::max(*this, d, keepdim);
+}
+std::tuple<Tensor, Tensor> Tensor::min(int64_t d, bool keepdim) const {
+  return ember::min(*this, d, keepdim);
+}
+Tensor Tensor::logsumexp(const Shape& dims, bool keepdim) const {
+  return ember::logsumexp(*this, dims, keepdim);
+}
+Tensor Tensor::norm(double p, const Shape& dims, bool keepdim) const {
+  return ember::norm(*this, p, dims, keepdim);
+}
+Tensor Tensor::cumsum(int64_t d) const { return ember::cumsum(*this, d); }
+Tensor Tensor::cumprod(int64_t d) const { return ember::cumprod(*this, d); }
 
 }  // namespace ember

@@ -5,7 +5,7 @@
 // apply their inverse, padding crops (constant) or adds the gradient of every copy of an edge
 // element into it (reflect, replicate, circular), and tril/triu keep the same triangle.
 
-#include "core/ops/shape.h"
+#include "autograd/ops/shape.h"
 
 #include "autograd/ops/common.h"
 
@@ -249,5 +249,24 @@ Tensor triu(const Tensor& self, int64_t diagonal) {
   }
   return y;
 }
+
+// ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
+std::vector<Tensor> Tensor::split(int64_t split_size, int64_t d) const {
+  return ember::split(*this, split_size, d);
+}
+std::vector<Tensor> Tensor::split(const Shape& split_sizes, int64_t d) const {
+  return ember::split(*this, split_sizes, d);
+}
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t d) const {
+  return ember::chunk(*this, chunks, d);
+}
+Tensor Tensor::repeat(const Shape& repeats) const { return ember::repeat(*this, repeats); }
+Tensor Tensor::tile(const Shape& reps) const { return ember::tile(*this, reps); }
+Tensor Tensor::flip(const Shape& dims) const { return ember::flip(*this, dims); }
+Tensor Tensor::roll(const Shape& shifts, const Shape& dims) const {
+  return ember::roll(*this, shifts, dims);
+}
+Tensor Tensor::tril(int64_t diagonal) const { return ember::tril(*this, diagonal); }
+Tensor Tensor::triu(int64_t diagonal) const { return ember::triu(*this, diagonal); }
 
 }  // namespace ember

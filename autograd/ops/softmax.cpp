@@ -6,7 +6,7 @@
 //   log_softmax: dx = g - exp(y) sum(g)
 // one_hot gives int64 and has no derivative (core/ops/softmax.cpp defines it).
 
-#include "core/ops/softmax.h"
+#include "autograd/ops/softmax.h"
 
 #include "autograd/ops/common.h"
 
@@ -34,5 +34,9 @@ Tensor log_softmax(const Tensor& self, int64_t dim) {
   });
   return y;
 }
+
+// ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
+Tensor Tensor::softmax(int64_t d) const { return ember::softmax(*this, d); }
+Tensor Tensor::log_softmax(int64_t d) const { return ember::log_softmax(*this, d); }
 
 }  // namespace ember

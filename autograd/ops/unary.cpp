@@ -9,7 +9,7 @@
 // Every in-place form runs through inplace_op with its out-of-place twin
 // (Note [In-place on non-leaves] in autograd/inplace.h); it records the same node.
 
-#include "core/ops/unary.h"
+#include "autograd/ops/unary.h"
 
 #include <cmath>
 
@@ -416,5 +416,60 @@ Tensor softplus(const Tensor& t, const Scalar& beta, const Scalar& threshold) {
         return mul(g, where(gt(bx, threshold), Scalar(1.0), sigmoid(bx)));
       });
 }
+
+// ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
+#define EMBER_UNARY_METHOD(name)                                      \
+  Tensor Tensor::name() const { return ember::name(*this); }         \
+  const Tensor& Tensor::name##_() const { return ember::name##_(*this); }
+EMBER_UNARY_METHOD(neg)
+EMBER_UNARY_METHOD(abs)
+EMBER_UNARY_METHOD(sign)
+EMBER_UNARY_METHOD(exp)
+EMBER_UNARY_METHOD(exp2)
+EMBER_UNARY_METHOD(expm1)
+EMBER_UNARY_METHOD(log)
+EMBER_UNARY_METHOD(log2)
+EMBER_UNARY_METHOD(log1p)
+EMBER_UNARY_METHOD(sqrt)
+EMBER_UNARY_METHOD(rsqrt)
+EMBER_UNARY_METHOD(reciprocal)
+EMBER_UNARY_METHOD(sin)
+EMBER_UNARY_METHOD(cos)
+EMBER_UNARY_METHOD(tan)
+EMBER_UNARY_METHOD(tanh)
+EMBER_UNARY_METHOD(sigmoid)
+EMBER_UNARY_METHOD(relu)
+EMBER_UNARY_METHOD(silu)
+EMBER_UNARY_METHOD(erf)
+EMBER_UNARY_METHOD(floor)
+EMBER_UNARY_METHOD(ceil)
+EMBER_UNARY_METHOD(round)
+EMBER_UNARY_METHOD(trunc)
+#undef EMBER_UNARY_METHOD
+Tensor Tensor::gelu(const std::string& approximate) const { return ember::gelu(*this, approximate); }
+Tensor Tensor::softplus(const Scalar& beta, const Scalar& threshold) const {
+  return ember::softplus(*this, beta, threshold);
+}
+Tensor Tensor::pow(const Scalar& exponent) const { return ember::pow(*this, exponent); }
+const Tensor& Tensor::pow_(const Scalar& exponent) const { return ember::pow_(*this, exponent); }
+Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const {
+  return ember::clamp(*this, min, max);
+}
+const Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) const {
+  return ember::clamp_(*this, min, max);
+}
+Tensor Tensor::clamp_min(const Scalar& min) const { return ember::clamp_min(*this, min); }
+Tensor Tensor::clamp_max(const Scalar& max) const { return ember::clamp_max(*this, max); }
+const Tensor& Tensor::clamp_min_(const Scalar& min) const { return ember::clamp_min_(*this, min); }
+const Tensor& Tensor::clamp_max_(const Scalar& max) const { return ember::clamp_max_(*this, max); }
+Tensor Tensor::nan_to_num(std::optional<double> nan, std::optional<double> posinf,
+                          std::optional<double> neginf) const {
+  return ember::nan_to_num(*this, nan, posinf, neginf);
+}
+const Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf,
+                                  std::optional<double> neginf) const {
+  return ember::nan_to_num_(*this, nan, posinf, neginf);
+}
+Tensor operator-(const Tensor& a) { return neg(a); }
 
 }  // namespace ember

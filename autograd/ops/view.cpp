@@ -6,7 +6,7 @@
 // place it into zeros of the input's shape (autograd::view_backward). Every result is tracked
 // as a view of its base (Note [View tracking] in autograd/meta.h).
 
-#include "core/ops/view.h"
+#include "autograd/ops/view.h"
 
 #include "autograd/ops/common.h"
 
@@ -135,6 +135,34 @@ Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides,
                   std::optional<int64_t> storage_offset) {
   return record_region_view("AsStridedBackward", t,
                             [&] { return native::as_strided(t, sizes, strides, storage_offset); });
+}
+
+// ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
+Tensor Tensor::view(const Shape& s) const { return ember::view(*this, s); }
+Tensor Tensor::reshape(const Shape& s) const { return ember::reshape(*this, s); }
+Tensor Tensor::permute(const Shape& d) const { return ember::permute(*this, d); }
+Tensor Tensor::transpose(int64_t a, int64_t b) const { return ember::transpose(*this, a, b); }
+Tensor Tensor::t() const {
+  EMBER_CHECK(dim() <= 2, "t: expects a tensor with <= 2 dimensions, but self is ", dim(), "D");
+  return dim() < 2 ? ember::transpose(*this, 0, 0) : ember::transpose(*this, 0, 1);
+}
+Tensor Tensor::squeeze() const { return ember::squeeze(*this); }
+Tensor Tensor::squeeze(int64_t d) const { return ember::squeeze(*this, d); }
+Tensor Tensor::unsqueeze(int64_t d) const { return ember::unsqueeze(*this, d); }
+Tensor Tensor::expand(const Shape& s) const { return ember::expand(*this, s); }
+Tensor Tensor::expand_as(const Tensor& o) const { return ember::expand(*this, o.sizes()); }
+Tensor Tensor::flatten(int64_t s, int64_t e) const { return ember::flatten(*this, s, e); }
+Tensor Tensor::unflatten(int64_t d, const Shape& s) const { return ember::unflatten(*this, d, s); }
+Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const { return ember::narrow(*this, d, s, l); }
+Tensor Tensor::slice(int64_t d, std::optional<int64_t> s, std::optional<int64_t> e,
+                     int64_t st) const {
+  return ember::slice(*this, d, s, e, st);
+}
+Tensor Tensor::select(int64_t d, int64_t i) const { return ember::select(*this, d, i); }
+Tensor Tensor::unfold(int64_t d, int64_t s, int64_t st) const { return ember::unfold(*this, d, s, st); }
+Tensor Tensor::diagonal(int64_t o, int64_t a, int64_t b) const { return ember::diagonal(*this, o, a, b); }
+Tensor Tensor::as_strided(const Shape& s, const Shape& st, std::optional<int64_t> o) const {
+  return ember::as_strided(*this, s, st, o);
 }
 
 }  // namespace ember

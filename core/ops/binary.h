@@ -18,6 +18,7 @@ namespace ember {
 
 class TensorIter;
 
+namespace native {
 // ---- arithmetic ------------------------------------------------------------------------------
 // a + alpha * b. bool + bool is logical or.
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
@@ -58,6 +59,7 @@ const Tensor& pow_(const Tensor& self, const Tensor& exponent);
 const Tensor& maximum_(const Tensor& self, const Tensor& b);
 const Tensor& minimum_(const Tensor& self, const Tensor& b);
 const Tensor& atan2_(const Tensor& self, const Tensor& b);
+}  // namespace native
 
 // ---- comparisons: a bool tensor, the operands compared in their promoted dtype ------------------
 Tensor eq(const Tensor& a, const Tensor& b);
@@ -90,6 +92,7 @@ const Tensor& bitwise_and_(const Tensor& self, const Tensor& b);
 const Tensor& bitwise_or_(const Tensor& self, const Tensor& b);
 const Tensor& bitwise_xor_(const Tensor& self, const Tensor& b);
 
+namespace native {
 // ---- selection and blends --------------------------------------------------------------------
 // cond ? a : b. cond must be bool; a and b promote to their result type; all three broadcast.
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
@@ -113,6 +116,7 @@ const Tensor& addcdiv_(const Tensor& self, const Tensor& t1, const Tensor& t2,
 // masked_fill returns the broadcast shape of self and mask. value converts to self's dtype.
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
 const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value);
+}  // namespace native
 
 // ---- kernels ---------------------------------------------------------------------------------
 // Operand 0 is the output, then the inputs in argument order, all in iter.common_dtype(); the
@@ -153,56 +157,8 @@ EMBER_DECLARE_DISPATCH(binary_scalar_fn, masked_fill_stub);  // (out, self, mask
 using threshold_backward_fn = void (*)(TensorIter& iter, double threshold);
 EMBER_DECLARE_DISPATCH(threshold_backward_fn, threshold_backward_stub);
 
-// ---- kernel-level entry points (no autograd) ---------------------------------------------
-// The ops above that autograd differentiates (or that write in place) are defined in
-// autograd/ops/binary.cpp: forward = the native:: function here, plus the backward formula.
+// Kernel-level helpers without a public twin.
 namespace native {
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
-Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
-Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Scalar& b);
-Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode = "");
-Tensor div(const Tensor& a, const Scalar& b, const std::string& rounding_mode = "");
-Tensor remainder(const Tensor& a, const Tensor& b);
-Tensor remainder(const Tensor& a, const Scalar& b);
-Tensor pow(const Tensor& a, const Tensor& exponent);
-Tensor pow(const Scalar& base, const Tensor& exponent);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-Tensor atan2(const Tensor& a, const Tensor& b);
-const Tensor& add_(const Tensor& self, const Tensor& b, const Scalar& alpha = 1);
-const Tensor& add_(const Tensor& self, const Scalar& b, const Scalar& alpha = 1);
-const Tensor& sub_(const Tensor& self, const Tensor& b, const Scalar& alpha = 1);
-const Tensor& sub_(const Tensor& self, const Scalar& b, const Scalar& alpha = 1);
-const Tensor& mul_(const Tensor& self, const Tensor& b);
-const Tensor& mul_(const Tensor& self, const Scalar& b);
-const Tensor& div_(const Tensor& self, const Tensor& b, const std::string& rounding_mode = "");
-const Tensor& div_(const Tensor& self, const Scalar& b, const std::string& rounding_mode = "");
-const Tensor& remainder_(const Tensor& self, const Tensor& b);
-const Tensor& remainder_(const Tensor& self, const Scalar& b);
-const Tensor& pow_(const Tensor& self, const Tensor& exponent);
-const Tensor& maximum_(const Tensor& self, const Tensor& b);
-const Tensor& minimum_(const Tensor& self, const Tensor& b);
-const Tensor& atan2_(const Tensor& self, const Tensor& b);
-Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
-Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
-Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b);
-Tensor where(const Tensor& condition, const Scalar& a, const Scalar& b);
-Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight);
-Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
-const Tensor& lerp_(const Tensor& self, const Tensor& end, const Scalar& weight);
-const Tensor& lerp_(const Tensor& self, const Tensor& end, const Tensor& weight);
-Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
-Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
-const Tensor& addcmul_(const Tensor& self, const Tensor& t1, const Tensor& t2,
-                       const Scalar& value = 1);
-const Tensor& addcdiv_(const Tensor& self, const Tensor& t1, const Tensor& t2,
-                       const Scalar& value = 1);
-Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
-const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value);
-
 // The gradient of relu (threshold 0) in one pass, without the bool mask and its float copy of
 // the composite mul(grad, gt(output, 0)): grad where output > threshold, else 0 (PyTorch's
 // threshold_backward). A kernel-level helper for backward formulas, not a differentiable op:

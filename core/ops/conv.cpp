@@ -85,11 +85,11 @@ Window2d make_window(const Pair& k, const Pair& s, const Pair& p, const Pair& d,
 
 // The batched, contiguous form of a possibly unbatched input.
 Tensor batched(const Tensor& t, int64_t batched_dim) {
-  return (t.dim() == batched_dim ? t : t.unsqueeze(0)).contiguous();
+  return native::contiguous((t.dim() == batched_dim ? t : native::unsqueeze(t, 0)));
 }
 
 Tensor unbatch_like(const Tensor& out, const Tensor& input, int64_t batched_dim) {
-  return input.dim() == batched_dim ? out : out.squeeze(0);
+  return input.dim() == batched_dim ? out : native::squeeze(out, 0);
 }
 
 // The checked geometry of a pooling op over the batched input x.
@@ -231,14 +231,14 @@ Tensor native::conv2d(const Tensor& input, const Tensor& weight, const Tensor& b
 
   if (input.dtype() == kFloat16 || input.dtype() == kBFloat16) {
     // 16-bit floats: compute in float32, round once at the end.
-    Tensor b = bias.defined() ? bias.to(kFloat32) : bias;
-    return native::conv2d(input.to(kFloat32), weight.to(kFloat32), b, stride, padding, dilation,
-                          groups)
-        .to(input.dtype());
+    Tensor b = bias.defined() ? native::to(bias, kFloat32) : bias;
+    return native::to(native::conv2d(native::to(input, kFloat32), native::to(weight, kFloat32), b,
+                                     stride, padding, dilation, groups),
+                      input.dtype());
   }
   Tensor out = empty({x.size(0), out_channels, win.out_h, win.out_w}, x.options());
   if (out.numel() > 0) {
-    conv2d_stub(x.device().type, x, weight.contiguous(), bias.defined() ? bias.contiguous() : bias,
+    conv2d_stub(x.device().type, x, native::contiguous(weight), bias.defined() ? native::contiguous(bias) : bias,
                 out, win, groups);
   }
   return unbatch_like(out, input, 4);
@@ -263,16 +263,16 @@ std::tuple<Tensor, Tensor, Tensor> native::conv2d_backward(
   if (input.dtype() == kFloat16 || input.dtype() == kBFloat16) {
     // 16-bit floats: compute in float32, round each gradient once.
     auto [gx, gw, gb] =
-        native::conv2d_backward(grad_out.to(kFloat32), input.to(kFloat32), weight.to(kFloat32),
+        native::conv2d_backward(native::to(grad_out, kFloat32), native::to(input, kFloat32), native::to(weight, kFloat32),
                                 stride, padding, dilation, groups, output_mask);
     const DType dt = input.dtype();
-    return {gx.defined() ? gx.to(dt) : gx, gw.defined() ? gw.to(dt) : gw,
-            gb.defined() ? gb.to(dt) : gb};
+    return {gx.defined() ? native::to(gx, dt) : gx, gw.defined() ? native::to(gw, dt) : gw,
+            gb.defined() ? native::to(gb, dt) : gb};
   }
   // Only the operands a wanted gradient reads are made contiguous (conv2d_backward_fn).
   Tensor g = batched(grad_out, 4);  // (N, O, out_h, out_w)
   Tensor x = output_mask[1] ? batched(input, 4) : Tensor();
-  Tensor w = output_mask[0] ? weight.contiguous() : Tensor();
+  Tensor w = output_mask[0] ? native::contiguous(weight) : Tensor();
   Shape in_shape = input.sizes();
   if (input.dim() == 3) in_shape.insert(in_shape.begin(), 1);
   Tensor grad_input = output_mask[0] ? empty(in_shape, input.options()) : Tensor();
@@ -285,7 +285,7 @@ std::tuple<Tensor, Tensor, Tensor> native::conv2d_backward(
   } else {
     // No output positions to read (an empty batch or no output channels): zero gradients.
     for (Tensor* t : {&grad_input, &grad_weight, &grad_bias})
-      if (t->defined()) t->zero_();
+      if (t->defined()) native::zero_(*t);
   }
   if (grad_input.defined()) grad_input = unbatch_like(grad_input, input, 4);
   return {grad_input, grad_weight, grad_bias};
@@ -336,7 +336,7 @@ Tensor native::max_pool2d_backward(const Tensor& grad_out, const Tensor& indices
   if (nd == 3) in_shape.insert(in_shape.begin(), 1);
   Tensor grad_input = empty(in_shape, grad_out.options());
   if (grad_input.numel() > 0) max_pool2d_backward_stub(g.device().type, g, idx, grad_input);
-  return nd == 3 ? grad_input.squeeze(0) : grad_input;
+  return nd == 3 ? native::squeeze(grad_input, 0) : grad_input;
 }
 
 Tensor native::avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride,

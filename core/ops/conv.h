@@ -29,6 +29,7 @@
 
 namespace ember {
 
+namespace native {
 // F.unfold: input (N, C, H, W) -> (N, C * kh * kw, L), L = out_h * out_w. Row (c * kh + i) * kw
 // + j, column oh * out_w + ow holds input[n, c, oh*sh - ph + i*dh, ow*sw - pw + j*dw] (0 in the
 // padding).
@@ -62,6 +63,7 @@ Tensor max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& st
 Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride = {},
                   const Shape& padding = {0}, bool ceil_mode = false, bool count_include_pad = true,
                   std::optional<int64_t> divisor_override = std::nullopt);
+}  // namespace native
 
 // The geometry of a sliding 2-D window, checked by the op before any kernel sees it.
 struct Window2d {
@@ -108,17 +110,8 @@ EMBER_DECLARE_DISPATCH(max_pool2d_fn, max_pool2d_stub);
 EMBER_DECLARE_DISPATCH(max_pool2d_backward_fn, max_pool2d_backward_stub);
 EMBER_DECLARE_DISPATCH(avg_pool2d_fn, avg_pool2d_stub);
 
-// ---- kernel-level entry points (no autograd) ---------------------------------------------
-// The ops above that autograd differentiates (or that write in place) are defined in
-// autograd/ops/conv.cpp: forward = the native:: function here, plus the backward formula.
+// Kernel-level helpers without a public twin.
 namespace native {
-Tensor im2col(const Tensor& input, const Shape& kernel_size, const Shape& dilation = {1},
-              const Shape& padding = {0}, const Shape& stride = {1});
-Tensor col2im(const Tensor& input, const Shape& output_size, const Shape& kernel_size,
-              const Shape& dilation = {1}, const Shape& padding = {0}, const Shape& stride = {1});
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
-              const Shape& stride = {1}, const Shape& padding = {0}, const Shape& dilation = {1},
-              int64_t groups = 1);
 // The three gradients of conv2d(input, weight, bias, stride, padding, dilation, groups) for
 // grad_out (conv2d's result shape), in one pass over the batch (not differentiable: autograd
 // uses it only when no double backward is recorded). Returns {grad_input (input's shape),
@@ -131,16 +124,6 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
                                                    const Tensor& weight, const Shape& stride,
                                                    const Shape& padding, const Shape& dilation,
                                                    int64_t groups, std::array<bool, 3> output_mask);
-std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const Shape& kernel_size,
-                                                   const Shape& stride = {},
-                                                   const Shape& padding = {0},
-                                                   const Shape& dilation = {1},
-                                                   bool ceil_mode = false);
-Tensor max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride = {},
-                  const Shape& padding = {0}, const Shape& dilation = {1}, bool ceil_mode = false);
-Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride = {},
-                  const Shape& padding = {0}, bool ceil_mode = false, bool count_include_pad = true,
-                  std::optional<int64_t> divisor_override = std::nullopt);
 // The gradient of max pooling in one pass: grad_out (N, C, out_h, out_w) or (C, out_h, out_w)
 // added at `indices` (max_pool2d_with_indices' second result: flat positions in each H * W
 // plane) into zeros of input_shape. Overlapping windows that share a maximum add up. The

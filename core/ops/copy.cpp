@@ -68,13 +68,4 @@ Tensor native::to(const Tensor& t, Device device, DType dtype) {
   return out;
 }
 
-Tensor Tensor::contiguous() const { return ember::contiguous(*this); }
-Tensor Tensor::clone() const { return ember::clone(*this); }
-Tensor Tensor::to(DType d) const { return ember::to(*this, device(), d); }
-Tensor Tensor::to(Device d) const { return ember::to(*this, d, dtype()); }
-Tensor Tensor::to(Device d, DType t) const { return ember::to(*this, d, t); }
-const Tensor& Tensor::copy_(const Tensor& src) const { return ember::copy_(*this, src); }
-const Tensor& Tensor::fill_(const Scalar& v) const { return ember::fill_(*this, v); }
-const Tensor& Tensor::zero_() const { return ember::zero_(*this); }
-
 }  // namespace ember

@@ -9,6 +9,7 @@ namespace ember {
 
 class TensorIter;
 
+namespace native {
 // Copies src into dst (src broadcasts to dst's shape; dtypes may differ). Bumps dst's version.
 const Tensor& copy_(const Tensor& dst, const Tensor& src);
 const Tensor& fill_(const Tensor& t, const Scalar& value);
@@ -16,22 +17,14 @@ const Tensor& zero_(const Tensor& t);
 Tensor contiguous(const Tensor& t);
 Tensor clone(const Tensor& t);
 Tensor to(const Tensor& t, Device device, DType dtype);
+// The two one-change forms of to(), as Tensor::to(DType) and Tensor::to(Device).
+inline Tensor to(const Tensor& t, DType dtype) { return to(t, t.device(), dtype); }
+inline Tensor to(const Tensor& t, Device device) { return to(t, device, t.dtype()); }
+}  // namespace native
 
 using copy_fn = void (*)(TensorIter& iter);
 using fill_fn = void (*)(TensorIter& iter, const Scalar& value);
 EMBER_DECLARE_DISPATCH(copy_fn, copy_stub);
 EMBER_DECLARE_DISPATCH(fill_fn, fill_stub);
-
-// ---- kernel-level entry points (no autograd) ---------------------------------------------
-// The ops above that autograd differentiates (or that write in place) are defined in
-// autograd/ops/copy.cpp: forward = the native:: function here, plus the backward formula.
-namespace native {
-const Tensor& copy_(const Tensor& dst, const Tensor& src);
-const Tensor& fill_(const Tensor& t, const Scalar& value);
-const Tensor& zero_(const Tensor& t);
-Tensor contiguous(const Tensor& t);
-Tensor clone(const Tensor& t);
-Tensor to(const Tensor& t, Device device, DType dtype);
-}  // namespace native
 
 }  // namespace ember

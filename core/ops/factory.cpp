@@ -25,13 +25,13 @@ Tensor full(const Shape& sizes, const Scalar& value, const TensorOptions& option
   TensorOptions o = options;
   if (!o.dtype_) o.dtype_ = value.is_floating() ? default_dtype() : value.dtype();
   Tensor t = empty(sizes, o);
-  t.fill_(value);
+  native::fill_(t, value);
   return t;
 }
 
 Tensor zeros(const Shape& sizes, const TensorOptions& options) {
   Tensor t = empty(sizes, options);
-  t.zero_();
+  native::zero_(t);
   return t;
 }
 
@@ -84,7 +84,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
       }
     }
   });
-  return options.device_.is_cpu() ? t : t.to(options.device_);
+  return options.device_.is_cpu() ? t : native::to(t, options.device_);
 }
 
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options) {
@@ -102,7 +102,7 @@ Tensor linspace(double start, double end, int64_t steps, const TensorOptions& op
       p[i] = static_cast<scalar_t>(v);
     }
   });
-  return options.device_.is_cpu() ? t : t.to(options.device_);
+  return options.device_.is_cpu() ? t : native::to(t, options.device_);
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m_opt, const TensorOptions& options) {
@@ -113,7 +113,7 @@ Tensor eye(int64_t n, std::optional<int64_t> m_opt, const TensorOptions& options
     scalar_t* p = t.data_ptr<scalar_t>();
     for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = static_cast<scalar_t>(1);
   });
-  return options.device_.is_cpu() ? t : t.to(options.device_);
+  return options.device_.is_cpu() ? t : native::to(t, options.device_);
 }
 
 template <class T>
@@ -127,8 +127,8 @@ Tensor tensor(const std::vector<T>& values, const Shape& sizes_in, const TensorO
   Tensor t = empty(sizes, TensorOptions(dtype_of_v<T>));
   std::copy(values.begin(), values.end(), t.data_ptr<T>());
   DType want = options.dtype_ ? *options.dtype_ : dtype_of_v<T>;
-  if (want != t.dtype()) t = t.to(want);
-  return options.device_.is_cpu() ? t : t.to(options.device_);
+  if (want != t.dtype()) t = native::to(t, want);
+  return options.device_.is_cpu() ? t : native::to(t, options.device_);
 }
 
 template <>
@@ -136,7 +136,7 @@ Tensor tensor<bool>(const std::vector<bool>& values, const Shape& sizes_in,
                     const TensorOptions& options) {
   std::vector<uint8_t> bytes(values.begin(), values.end());
   Tensor t = tensor(bytes, sizes_in.empty() ? Shape{static_cast<int64_t>(values.size())} : sizes_in);
-  return t.to(options.dtype_ ? *options.dtype_ : kBool).to(options.device_);
+  return native::to(native::to(t, options.dtype_ ? *options.dtype_ : kBool), options.device_);
 }
 
 template Tensor tensor<uint8_t>(const std::vector<uint8_t>&, const Shape&, const TensorOptions&);

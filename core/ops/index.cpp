@@ -45,7 +45,7 @@ Shape with_size(Shape s, int64_t d, int64_t v) {
 }
 
 // 0-dim tensors take part in dim-wise ops as 1-D tensors of one element, as in PyTorch.
-Tensor at_least_1d(const Tensor& t) { return t.dim() == 0 ? t.view({1}) : t; }
+Tensor at_least_1d(const Tensor& t) { return t.dim() == 0 ? native::view(t, {1}) : t; }
 
 void check_defined(const Tensor& t, const char* op, const char* what) {
   EMBER_CHECK(t.defined(), op, ": ", what, " is an undefined tensor");
@@ -68,7 +68,7 @@ Tensor int64_index(const Tensor& index, const char* op) {
   check_defined(index, op, "index");
   EMBER_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32, op,
               ": expected an int64 or int32 index tensor, got ", dtype_name(index.dtype()));
-  return index.to(kInt64);
+  return native::to(index, kInt64);
 }
 
 int64_t byte_stride(const Tensor& t, int64_t d) {
@@ -192,7 +192,7 @@ void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Te
 
 // A Scalar as a src tensor of index's shape (stride 0 everywhere).
 Tensor value_as_src(const Tensor& self, const Tensor& index, const Scalar& value) {
-  return full({}, value, self.options()).expand(index.sizes());
+  return native::expand(full({}, value, self.options()), index.sizes());
 }
 
 // The value that leaves every element unchanged under a reduction (for include_self=false).
@@ -257,8 +257,8 @@ AdvancedIndex make_advanced_index(const Tensor& self, const std::vector<Tensor>&
         // x[True] / x[False]: a new dim of size 1 (or 0) at this position.
         EMBER_CHECK(d0 <= src.dim(), op, ": too many indices for a tensor of dimension ",
                     self.dim());
-        src = src.unsqueeze(d0);
-        per_dim.push_back(nonzero(t.view({1})).select(1, 0));
+        src = native::unsqueeze(src, d0);
+        per_dim.push_back(native::select(nonzero(native::view(t, {1})), 1, 0));
         continue;
       }
       EMBER_CHECK(d0 + t.dim() <= src.dim(), op, ": too many indices for a tensor of dimension ",
@@ -270,12 +270,12 @@ AdvancedIndex make_advanced_index(const Tensor& self, const std::vector<Tensor>&
                     " at dimension ", d0 + j);
       }
       const Tensor coords = nonzero(t);
-      for (int64_t j = 0; j < t.dim(); ++j) per_dim.push_back(coords.select(1, j));
+      for (int64_t j = 0; j < t.dim(); ++j) per_dim.push_back(native::select(coords, 1, j));
     } else {
       EMBER_CHECK(t.dtype() == kInt64 || t.dtype() == kInt32, op,
                   ": tensors used as indices must be int64, int32 or bool, got ",
                   dtype_name(t.dtype()), " at position ", k);
-      per_dim.push_back(t.to(kInt64));
+      per_dim.push_back(native::to(t, kInt64));
     }
   }
   EMBER_CHECK(static_cast<int64_t>(per_dim.size()) <= src.dim(), op,
@@ -306,7 +306,7 @@ AdvancedIndex make_advanced_index(const Tensor& self, const std::vector<Tensor>&
     Shape perm(dims.begin(), dims.end());
     for (int64_t d = 0; d < src.dim(); ++d)
       if (!per_dim[d].defined()) perm.push_back(d);
-    src = src.permute(perm);
+    src = native::permute(src, perm);
     std::vector<Tensor> reordered;
     for (int64_t d : perm) reordered.push_back(per_dim[d]);
     per_dim = std::move(reordered);
@@ -341,7 +341,7 @@ AdvancedIndex make_advanced_index(const Tensor& self, const std::vector<Tensor>&
 
   if (dims.size() == 1) {
     ai.unchecked = per_dim[first];
-    ai.index = to_result(per_dim[first].expand(bshape));
+    ai.index = to_result(native::expand(per_dim[first], bshape));
     ai.axis = IndexAxis{src.size(first), byte_stride(src, first), true, orig_dim[first], op};
     return ai;
   }
@@ -402,9 +402,9 @@ Tensor native::index_select(const Tensor& self, int64_t dim, const Tensor& index
   EMBER_CHECK(idx.dim() <= 1, op, ": index must be 1-D, got shape ", shape_str(index.sizes()));
   if (self.dim() == 0) {
     wrap_dim(dim, 0, op);
-    return index_select_impl(self.view({1}), 0, idx.reshape({-1}), op).view(idx.sizes());
+    return native::view(index_select_impl(native::view(self, {1}), 0, native::reshape(idx, {-1}), op), idx.sizes());
   }
-  return index_select_impl(self, dim, idx.reshape({-1}), op);
+  return index_select_impl(self, dim, native::reshape(idx, {-1}), op);
 }
 
 Tensor native::gather(const Tensor& self, int64_t dim, const Tensor& index) {
@@ -452,14 +452,14 @@ const Tensor& native::scatter_(const Tensor& self, int64_t dim, const Tensor& in
 }
 Tensor native::scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   check_defined(self, "scatter", "self");
-  Tensor out = self.clone();
+  Tensor out = native::clone(self);
   scatter_impl(out, dim, index, src, ScatterReduce::Assign, 1, "scatter");
   return out;
 }
 Tensor native::scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   check_defined(self, "scatter", "self");
   check_int64_index(index, "scatter");
-  Tensor out = self.clone();
+  Tensor out = native::clone(self);
   scatter_impl(out, dim, index, value_as_src(self, index, value), ScatterReduce::Assign, 1,
                "scatter");
   return out;
@@ -474,7 +474,7 @@ const Tensor& native::scatter_add_(const Tensor& self, int64_t dim, const Tensor
 }
 Tensor native::scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   check_defined(self, "scatter_add", "self");
-  Tensor out = self.clone();
+  Tensor out = native::clone(self);
   scatter_impl(out, dim, index, src, ScatterReduce::Sum, 1, "scatter_add");
   return out;
 }
@@ -511,7 +511,7 @@ const Tensor& scatter_reduce_impl(const Tensor& self, int64_t dim, const Tensor&
     // Count what reduced into each element, then divide.
     const TensorOptions long_opts = TensorOptions(kInt64).device(self.device());
     Tensor counts = full(self.sizes(), include_self ? 1 : 0, long_opts);
-    scatter_impl(counts, dim, index, full({}, 1, long_opts).expand(index.sizes()),
+    scatter_impl(counts, dim, index, native::expand(full({}, 1, long_opts), index.sizes()),
                  ScatterReduce::Sum, 1, op);
     TensorIter iter =
         TensorIterConfig(op).add_output(self).add_input(self).add_input(counts).build();
@@ -530,7 +530,7 @@ const Tensor& native::scatter_reduce_(const Tensor& self, int64_t dim, const Ten
 Tensor native::scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                       const std::string& reduce, bool include_self) {
   check_defined(self, "scatter_reduce", "self");
-  Tensor out = self.clone();
+  Tensor out = native::clone(self);
   scatter_reduce_impl(out, dim, index, src, reduce, include_self, "scatter_reduce");
   return out;
 }
@@ -547,7 +547,7 @@ void index_add_impl(const Tensor& self, int64_t dim, const Tensor& index, const 
   EMBER_CHECK(source.dtype() == self.dtype(), op, ": expected source to have the dtype of self (",
               dtype_name(self.dtype()), "), got ", dtype_name(source.dtype()));
   check_alpha(self, alpha, op);
-  const Tensor s = at_least_1d(self), src = at_least_1d(source), idx1 = idx.reshape({-1});
+  const Tensor s = at_least_1d(self), src = at_least_1d(source), idx1 = native::reshape(idx, {-1});
   dim = wrap_dim(dim, s.dim(), op);
   EMBER_CHECK(src.dim() == s.dim(), op, ": source ", shape_str(source.sizes()),
               " must have as many dimensions as self ", shape_str(self.sizes()));
@@ -587,7 +587,7 @@ const Tensor& native::index_add_(const Tensor& self, int64_t dim, const Tensor& 
 Tensor native::index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                  const Scalar& alpha) {
   check_defined(self, "index_add", "self");
-  Tensor out = self.clone();
+  Tensor out = native::clone(self);
   index_add_impl(out, dim, index, source, alpha, "index_add");
   return out;
 }
@@ -626,7 +626,7 @@ const Tensor& native::index_put_(const Tensor& self, const std::vector<Tensor>& 
 Tensor native::index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
                  bool accumulate) {
   check_defined(self, "index_put", "self");
-  Tensor out = self.clone();
+  Tensor out = native::clone(self);
   native::index_put_(out, indices, values, accumulate);
   return out;
 }
@@ -637,10 +637,10 @@ Tensor native::masked_select(const Tensor& self, const Tensor& mask) {
   check_defined(mask, op, "mask");
   EMBER_CHECK(mask.dtype() == kBool, op, ": expected a bool mask, got ", dtype_name(mask.dtype()));
   const Shape shape = broadcast_shapes(self.sizes(), mask.sizes(), op);
-  Tensor s = self.expand(shape), m = mask.expand(shape);
+  Tensor s = native::expand(self, shape), m = native::expand(mask, shape);
   if (shape.empty()) {
-    s = s.view({1});
-    m = m.view({1});
+    s = native::view(s, {1});
+    m = native::view(m, {1});
   }
   return index_impl(s, {m}, op);
 }
@@ -652,7 +652,7 @@ Tensor native::take(const Tensor& self, const Tensor& index) {
   check_same_device(self, index, op, "index");
   Tensor out = empty(index.sizes(), self.options());
   if (out.numel() == 0) return out;
-  const Tensor flat = self.reshape({-1});
+  const Tensor flat = native::reshape(self, {-1});
   const Tensor flat_r = restride(flat, index.sizes(), Shape(index.sizes().size(), 0));
   TensorIter iter = TensorIterConfig(op)
                         .add_output(out)
@@ -666,7 +666,7 @@ Tensor native::take(const Tensor& self, const Tensor& index) {
 
 Tensor nonzero(const Tensor& self) {
   check_defined(self, "nonzero", "self");
-  const Tensor c = self.contiguous();
+  const Tensor c = native::contiguous(self);
   Tensor out;
   nonzero_stub(c.device().type, c, out);
   return out;
@@ -685,7 +685,7 @@ Tensor native::embedding(const Tensor& weight, const Tensor& indices, std::optio
   }
   Shape shape = idx.sizes();
   shape.push_back(weight.size(1));
-  return index_select_impl(weight, 0, idx.reshape({-1}), op).view(shape);
+  return native::view(index_select_impl(weight, 0, native::reshape(idx, {-1}), op), shape);
 }
 
 // ---- ordering -------------------------------------------------------------------------------
@@ -698,8 +698,8 @@ std::tuple<Tensor, Tensor> native::sort(const Tensor& self, int64_t dim, bool de
   Tensor values = empty(self.sizes(), self.options());
   Tensor indices = empty(self.sizes(), TensorOptions(kInt64).device(self.device()));
   if (self.dim() == 0) {
-    values.copy_(self);
-    indices.zero_();
+    native::copy_(values, self);
+    native::zero_(indices);
     return {values, indices};
   }
   if (self.numel() == 0) return {values, indices};
@@ -713,7 +713,7 @@ std::tuple<Tensor, Tensor> native::sort(const Tensor& self, int64_t dim, bool de
 }
 
 Tensor argsort(const Tensor& self, int64_t dim, bool descending) {
-  return std::get<1>(sort(self, dim, descending));
+  return std::get<1>(native::sort(self, dim, descending));
 }
 
 std::tuple<Tensor, Tensor> native::topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
@@ -735,71 +735,14 @@ std::tuple<Tensor, Tensor> native::topk(const Tensor& self, int64_t k, int64_t d
         SortLoop{n, k, byte_stride(s, dim), byte_stride(values, dim), byte_stride(indices, dim)},
         largest, sorted);
   }
-  if (self.dim() == 0) return {values.view({}), indices.view({})};
+  if (self.dim() == 0) return {native::view(values, {}), native::view(indices, {})};
   return {values, indices};
 }
 
 // ---- Tensor methods ---------------------------------------------------------------------------
-Tensor Tensor::index_select(int64_t d, const Tensor& i) const {
-  return ember::index_select(*this, d, i);
-}
-Tensor Tensor::gather(int64_t d, const Tensor& i) const { return ember::gather(*this, d, i); }
-Tensor Tensor::scatter(int64_t d, const Tensor& i, const Tensor& src) const {
-  return ember::scatter(*this, d, i, src);
-}
-Tensor Tensor::scatter(int64_t d, const Tensor& i, const Scalar& value) const {
-  return ember::scatter(*this, d, i, value);
-}
-const Tensor& Tensor::scatter_(int64_t d, const Tensor& i, const Tensor& src) const {
-  return ember::scatter_(*this, d, i, src);
-}
-const Tensor& Tensor::scatter_(int64_t d, const Tensor& i, const Scalar& value) const {
-  return ember::scatter_(*this, d, i, value);
-}
-Tensor Tensor::scatter_add(int64_t d, const Tensor& i, const Tensor& src) const {
-  return ember::scatter_add(*this, d, i, src);
-}
-const Tensor& Tensor::scatter_add_(int64_t d, const Tensor& i, const Tensor& src) const {
-  return ember::scatter_add_(*this, d, i, src);
-}
-Tensor Tensor::scatter_reduce(int64_t d, const Tensor& i, const Tensor& src,
-                              const std::string& reduce, bool include_self) const {
-  return ember::scatter_reduce(*this, d, i, src, reduce, include_self);
-}
-const Tensor& Tensor::scatter_reduce_(int64_t d, const Tensor& i, const Tensor& src,
-                                      const std::string& reduce, bool include_self) const {
-  return ember::scatter_reduce_(*this, d, i, src, reduce, include_self);
-}
-Tensor Tensor::index_add(int64_t d, const Tensor& i, const Tensor& source,
-                         const Scalar& alpha) const {
-  return ember::index_add(*this, d, i, source, alpha);
-}
-const Tensor& Tensor::index_add_(int64_t d, const Tensor& i, const Tensor& source,
-                                 const Scalar& alpha) const {
-  return ember::index_add_(*this, d, i, source, alpha);
-}
-Tensor Tensor::index(const std::vector<Tensor>& indices) const {
-  return ember::index(*this, indices);
-}
-const Tensor& Tensor::index_put_(const std::vector<Tensor>& indices, const Tensor& values,
-                                 bool accumulate) const {
-  return ember::index_put_(*this, indices, values, accumulate);
-}
-Tensor Tensor::index_put(const std::vector<Tensor>& indices, const Tensor& values,
-                         bool accumulate) const {
-  return ember::index_put(*this, indices, values, accumulate);
-}
-Tensor Tensor::masked_select(const Tensor& mask) const { return ember::masked_select(*this, mask); }
-Tensor Tensor::take(const Tensor& i) const { return ember::take(*this, i); }
 Tensor Tensor::nonzero() const { return ember::nonzero(*this); }
-std::tuple<Tensor, Tensor> Tensor::sort(int64_t d, bool descending) const {
-  return ember::sort(*this, d, descending);
-}
 Tensor Tensor::argsort(int64_t d, bool descending) const {
   return ember::argsort(*this, d, descending);
-}
-std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t d, bool largest, bool sorted) const {
-  return ember::topk(*this, k, d, largest, sorted);
 }
 
 }  // namespace ember

@@ -30,6 +30,7 @@ namespace ember {
 
 class TensorIter;
 
+namespace native {
 // ---- dim-wise indexing ---------------------------------------------------------------------
 // out = self with dim restricted to the positions in `index` (1-D, int64 or int32).
 // out.size(dim) == index.numel().
@@ -95,9 +96,11 @@ Tensor masked_select(const Tensor& self, const Tensor& mask);
 // self viewed as 1-D, indexed by `index` (int64, any shape; negative values count from the end).
 // out has index's shape.
 Tensor take(const Tensor& self, const Tensor& index);
+}  // namespace native
 // Coordinates of the non-zero elements, row-major: int64 [n, self.dim()].
 Tensor nonzero(const Tensor& self);
 
+namespace native {
 // Rows of weight [V, D] picked by indices (int64/int32, any shape): out [*indices.shape, D].
 // padding_idx only affects gradients (those rows get none); here it is only range-checked.
 Tensor embedding(const Tensor& weight, const Tensor& indices,
@@ -110,12 +113,15 @@ Tensor embedding(const Tensor& weight, const Tensor& indices,
 // descending), as in PyTorch.
 std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim = -1, bool descending = false,
                                 bool stable = true);
+}  // namespace native
 Tensor argsort(const Tensor& self, int64_t dim = -1, bool descending = false);
+namespace native {
 // The k largest (or smallest) elements along dim and their indices; out.size(dim) == k.
 // sorted=true returns them in order (largest first when largest); equal values come in index
 // order. NaN counts as the largest value.
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim = -1,
                                 bool largest = true, bool sorted = true);
+}  // namespace native
 
 // ---- kernels ---------------------------------------------------------------------------------
 // How index values address self along one axis (Note [Indexed iteration]).
@@ -176,41 +182,5 @@ EMBER_DECLARE_DISPATCH(index_select_rows_fn, index_select_rows_stub);
 EMBER_DECLARE_DISPATCH(nonzero_fn, nonzero_stub);
 EMBER_DECLARE_DISPATCH(sort_fn, sort_stub);
 EMBER_DECLARE_DISPATCH(topk_fn, topk_stub);
-
-// ---- kernel-level entry points (no autograd) ---------------------------------------------
-// The ops above that autograd differentiates (or that write in place) are defined in
-// autograd/ops/index.cpp: forward = the native:: function here, plus the backward formula.
-namespace native {
-Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
-Tensor gather(const Tensor& self, int64_t dim, const Tensor& index);
-Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
-Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
-const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
-const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
-Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
-const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
-Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
-                      const std::string& reduce, bool include_self = true);
-const Tensor& scatter_reduce_(const Tensor& self, int64_t dim, const Tensor& index,
-                              const Tensor& src, const std::string& reduce,
-                              bool include_self = true);
-Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
-                 const Scalar& alpha = 1);
-const Tensor& index_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
-                         const Scalar& alpha = 1);
-Tensor index(const Tensor& self, const std::vector<Tensor>& indices);
-const Tensor& index_put_(const Tensor& self, const std::vector<Tensor>& indices,
-                         const Tensor& values, bool accumulate = false);
-Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
-                 bool accumulate = false);
-Tensor masked_select(const Tensor& self, const Tensor& mask);
-Tensor take(const Tensor& self, const Tensor& index);
-Tensor embedding(const Tensor& weight, const Tensor& indices,
-                 std::optional<int64_t> padding_idx = std::nullopt);
-std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim = -1, bool descending = false,
-                                bool stable = true);
-std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim = -1,
-                                bool largest = true, bool sorted = true);
-}  // namespace native
 
 }  // namespace ember

@@ -3,6 +3,7 @@
 #include "core/op_registry.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
+#include "core/ops/view.h"
 
 namespace ember {
 
@@ -58,7 +59,7 @@ void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Sca
 // (m, k) . (k, n) for 2-D a and b, as a batch of one.
 Tensor mm_2d(const Tensor& a, const Tensor& b) {
   Tensor out = empty({a.size(0), b.size(1)}, a.options());
-  batched_gemm(out.unsqueeze(0), a.unsqueeze(0), b.unsqueeze(0));
+  batched_gemm(native::unsqueeze(out, 0), native::unsqueeze(a, 0), native::unsqueeze(b, 0));
   return out;
 }
 
@@ -74,8 +75,8 @@ Tensor native::matmul(const Tensor& a, const Tensor& b) {
     return native::dot(a, b);
   }
   // A 1-D operand becomes a row (a) or a column (b) for the product; that dim is removed after.
-  Tensor a2 = a.dim() == 1 ? a.unsqueeze(0) : a;
-  Tensor b2 = b.dim() == 1 ? b.unsqueeze(1) : b;
+  Tensor a2 = a.dim() == 1 ? native::unsqueeze(a, 0) : a;
+  Tensor b2 = b.dim() == 1 ? native::unsqueeze(b, 1) : b;
   const int64_t m = a2.size(-2), k = a2.size(-1), n = b2.size(-1);
   check_inner(a, b, k, b2.size(-2), "matmul");
   Shape batch_a(a2.sizes().begin(), a2.sizes().end() - 2);
@@ -89,14 +90,14 @@ Tensor native::matmul(const Tensor& a, const Tensor& b) {
   };
   Tensor out = empty(with(m, n), a.options());
   // A batch of one keeps the shape (1, m, n) for the kernel; expanded batch dims cost nothing.
-  Tensor out3 = batch.empty() ? out.unsqueeze(0) : out;
-  Tensor ae = batch.empty() ? a2.unsqueeze(0) : a2.expand(with(m, k));
-  Tensor be = batch.empty() ? b2.unsqueeze(0) : b2.expand(with(k, n));
+  Tensor out3 = batch.empty() ? native::unsqueeze(out, 0) : out;
+  Tensor ae = batch.empty() ? native::unsqueeze(a2, 0) : native::expand(a2, with(m, k));
+  Tensor be = batch.empty() ? native::unsqueeze(b2, 0) : native::expand(b2, with(k, n));
   batched_gemm(out3, ae, be);
   Shape result = batch;
   if (a.dim() > 1) result.push_back(m);
   if (b.dim() > 1) result.push_back(n);
-  return out.view(result);
+  return native::view(out, result);
 }
 
 Tensor native::mm(const Tensor& a, const Tensor& b) {
@@ -129,8 +130,8 @@ Tensor native::addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, co
               " cannot be broadcast to the product's shape ", shape);
   Tensor out = empty(shape, m1.options());
   const bool use_input = beta.to_double() != 0.0;
-  if (use_input) out.copy_(input);
-  batched_gemm(out.unsqueeze(0), m1.unsqueeze(0), m2.unsqueeze(0), alpha,
+  if (use_input) native::copy_(out, input);
+  batched_gemm(native::unsqueeze(out, 0), native::unsqueeze(m1, 0), native::unsqueeze(m2, 0), alpha,
                use_input ? beta : Scalar(0));
   return out;
 }
@@ -154,12 +155,12 @@ Tensor native::linear(const Tensor& input, const Tensor& weight, const Tensor& b
     check_operands(input, bias, "linear");
     EMBER_CHECK(broadcasts_to(bias.sizes(), shape2), "linear: bias of shape ", bias.sizes(),
                 " does not match out_features ", out_features);
-    out.copy_(bias);
+    native::copy_(out, bias);
   }
   // (rows, in) @ (in, out): the weight's transpose is a strided view, never copied.
-  batched_gemm(out.unsqueeze(0), input.reshape({rows, in}).unsqueeze(0), weight.t().unsqueeze(0), 1,
+  batched_gemm(native::unsqueeze(out, 0), native::unsqueeze(native::reshape(input, {rows, in}), 0), native::unsqueeze(native::transpose(weight, 0, 1), 0), 1,
                Scalar(bias.defined() ? 1 : 0));
-  return out.view(out_shape);
+  return native::view(out, out_shape);
 }
 
 Tensor native::dot(const Tensor& a, const Tensor& b) {
@@ -167,22 +168,16 @@ Tensor native::dot(const Tensor& a, const Tensor& b) {
   check_dims(a, b, 1, 1, "dot");
   check_inner(a, b, a.size(0), b.size(0), "dot");
   Tensor out = empty({1, 1, 1}, a.options());
-  batched_gemm(out, a.unsqueeze(0).unsqueeze(0), b.unsqueeze(1).unsqueeze(0));
-  return out.view({});
+  batched_gemm(out, native::unsqueeze(native::unsqueeze(a, 0), 0), native::unsqueeze(native::unsqueeze(b, 1), 0));
+  return native::view(out, {});
 }
 
 Tensor native::outer(const Tensor& a, const Tensor& b) {
   check_operands(a, b, "outer");
   check_dims(a, b, 1, 1, "outer");
   Tensor out = empty({a.size(0), b.size(0)}, a.options());
-  batched_gemm(out.unsqueeze(0), a.unsqueeze(1).unsqueeze(0), b.unsqueeze(0).unsqueeze(0));
+  batched_gemm(native::unsqueeze(out, 0), native::unsqueeze(native::unsqueeze(a, 1), 0), native::unsqueeze(native::unsqueeze(b, 0), 0));
   return out;
 }
-
-Tensor Tensor::matmul(const Tensor& other) const { return ember::matmul(*this, other); }
-Tensor Tensor::mm(const Tensor& other) const { return ember::mm(*this, other); }
-Tensor Tensor::bmm(const Tensor& other) const { return ember::bmm(*this, other); }
-Tensor Tensor::dot(const Tensor& other) const { return ember::dot(*this, other); }
-Tensor Tensor::outer(const Tensor& other) const { return ember::outer(*this, other); }
 
 }  // namespace ember

@@ -24,26 +24,6 @@
 
 namespace ember {
 
-Tensor matmul(const Tensor& a, const Tensor& b);
-Tensor mm(const Tensor& a, const Tensor& b);
-Tensor bmm(const Tensor& a, const Tensor& b);
-Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scalar& beta = 1,
-             const Scalar& alpha = 1);
-Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {});
-Tensor dot(const Tensor& a, const Tensor& b);
-Tensor outer(const Tensor& a, const Tensor& b);
-
-// The batched product every op above reduces to:
-//   out[i] = alpha * a[i] @ b[i] + beta * out[i]     for every batch index i
-// a: (*, m, k), b: (*, k, n), out: (*, m, n), one dtype, the same batch shape (a and b may be
-// expanded views with stride-0 batch dims). beta == 0 does not read out.
-using batched_gemm_fn = void (*)(const Tensor& out, const Tensor& a, const Tensor& b,
-                                 const Scalar& alpha, const Scalar& beta);
-EMBER_DECLARE_DISPATCH(batched_gemm_fn, batched_gemm_stub);
-
-// ---- kernel-level entry points (no autograd) ---------------------------------------------
-// The ops above that autograd differentiates (or that write in place) are defined in
-// autograd/ops/linalg.cpp: forward = the native:: function here, plus the backward formula.
 namespace native {
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);
@@ -54,5 +34,13 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {}
 Tensor dot(const Tensor& a, const Tensor& b);
 Tensor outer(const Tensor& a, const Tensor& b);
 }  // namespace native
+
+// The batched product every op above reduces to:
+//   out[i] = alpha * a[i] @ b[i] + beta * out[i]     for every batch index i
+// a: (*, m, k), b: (*, k, n), out: (*, m, n), one dtype, the same batch shape (a and b may be
+// expanded views with stride-0 batch dims). beta == 0 does not read out.
+using batched_gemm_fn = void (*)(const Tensor& out, const Tensor& a, const Tensor& b,
+                                 const Scalar& alpha, const Scalar& beta);
+EMBER_DECLARE_DISPATCH(batched_gemm_fn, batched_gemm_stub);
 
 }  // namespace ember

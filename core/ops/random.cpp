@@ -90,7 +90,7 @@ const Tensor& fill_random(const Tensor& self, int words, Generator* gen, const c
   PhiloxState st = g.reserve(math::philox_blocks(static_cast<uint64_t>(self.numel()), words));
   Tensor out = self.is_contiguous() ? self : empty(self.sizes(), self.options());
   kernel(out, st);
-  if (!out.is_same(self)) self.copy_(out);
+  if (!out.is_same(self)) native::copy_(self, out);
   return self;
 }
 
@@ -220,23 +220,12 @@ const Tensor& native::bernoulli_(const Tensor& self, double p, Generator* gen) {
 
 Tensor bernoulli(const Tensor& probs, Generator* gen) {
   check_floating(probs.dtype(), "bernoulli");
-  Tensor p = probs.contiguous();
+  Tensor p = native::contiguous(probs);
   Tensor out = empty(probs.sizes(), probs.options());
   fill_random(out, 1, gen, "bernoulli", [&](const Tensor& o, PhiloxState st) {
     bernoulli_tensor_stub(o.device().type, o, p, st);
   });
   return out;
-}
-
-// ---- Tensor methods ----------------------------------------------------------------------------
-const Tensor& Tensor::uniform_(double from, double to, Generator* gen) const {
-  return ember::uniform_(*this, from, to, gen);
-}
-const Tensor& Tensor::normal_(double mean, double std, Generator* gen) const {
-  return ember::normal_(*this, mean, std, gen);
-}
-const Tensor& Tensor::bernoulli_(double p, Generator* gen) const {
-  return ember::bernoulli_(*this, p, gen);
 }
 
 }  // namespace ember

@@ -34,6 +34,7 @@ Tensor randperm(int64_t n, const TensorOptions& options = {}, Generator* gen = n
 Tensor rand_like(const Tensor& t, const TensorOptions& options = {}, Generator* gen = nullptr);
 Tensor randn_like(const Tensor& t, const TensorOptions& options = {}, Generator* gen = nullptr);
 
+namespace native {
 // In place; each bumps self's version. Overlapping outputs (expanded tensors) are refused.
 // Uniform on [from, to); from <= to, both finite.
 const Tensor& uniform_(const Tensor& self, double from = 0.0, double to = 1.0,
@@ -43,6 +44,7 @@ const Tensor& normal_(const Tensor& self, double mean = 0.0, double std = 1.0,
                       Generator* gen = nullptr);
 // 1 with probability p, else 0; p in [0, 1].
 const Tensor& bernoulli_(const Tensor& self, double p = 0.5, Generator* gen = nullptr);
+}  // namespace native
 // out[i] = 1 with probability probs[i] (every probability in [0, 1]); out has probs' shape and
 // dtype.
 Tensor bernoulli(const Tensor& probs, Generator* gen = nullptr);
@@ -63,16 +65,5 @@ EMBER_DECLARE_DISPATCH(bernoulli_scalar_fn, bernoulli_scalar_stub);
 EMBER_DECLARE_DISPATCH(bernoulli_tensor_fn, bernoulli_tensor_stub);
 EMBER_DECLARE_DISPATCH(randint_fn, randint_stub);
 EMBER_DECLARE_DISPATCH(randperm_fn, randperm_stub);
-
-// ---- kernel-level entry points (no autograd) ---------------------------------------------
-// The ops above that autograd differentiates (or that write in place) are defined in
-// autograd/ops/random.cpp: forward = the native:: function here, plus the backward formula.
-namespace native {
-const Tensor& uniform_(const Tensor& self, double from = 0.0, double to = 1.0,
-                       Generator* gen = nullptr);
-const Tensor& normal_(const Tensor& self, double mean = 0.0, double std = 1.0,
-                      Generator* gen = nullptr);
-const Tensor& bernoulli_(const Tensor& self, double p = 0.5, Generator* gen = nullptr);
-}  // namespace native
 
 }  // namespace ember

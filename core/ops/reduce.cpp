@@ -6,6 +6,8 @@
 
 #include "core/op_registry.h"
 #include "core/ops/factory.h"
+#include "core/ops/copy.h"
+#include "core/ops/view.h"
 
 namespace ember {
 
@@ -153,13 +155,13 @@ Tensor arg_minmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim, 
   // The index into the flattened tensor; keepdim keeps every dim with size 1.
   Tensor flat_index = values_or_indices(self, {}, false, is_max, true, op);
   if (!keepdim) return flat_index;
-  return flat_index.reshape(Shape(static_cast<size_t>(self.dim()), 1));
+  return native::reshape(flat_index, Shape(static_cast<size_t>(self.dim()), 1));
 }
 
 Tensor scan(const Tensor& self, int64_t dim, std::optional<DType> dtype, const char* op,
             DispatchStub<scan_fn>& stub) {
   int64_t d = wrap_dim(dim, self.dim(), op);
-  Tensor in = dtype ? self.to(*dtype) : self;
+  Tensor in = dtype ? native::to(self, *dtype) : self;
   Tensor out = empty(in.sizes(), TensorOptions(sum_dtype(in.dtype())).device(in.device()));
   if (out.numel() > 0) stub(in.device().type, out, in, self.dim() == 0 ? 0 : d);
   return out;
@@ -170,7 +172,7 @@ Tensor scan(const Tensor& self, int64_t dim, std::optional<DType> dtype, const c
 // ---- sums and means ------------------------------------------------------------------------
 
 Tensor native::sum(const Tensor& self, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
-  Tensor in = dtype ? self.to(*dtype) : self;
+  Tensor in = dtype ? native::to(self, *dtype) : self;
   ReducePlan plan = make_plan("sum", in, dims, keepdim, sum_dtype(in.dtype()));
   sum_stub(in.device().type, plan);
   return plan.out;
@@ -229,7 +231,7 @@ Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
 // ---- logsumexp, norms, logical -------------------------------------------------------------
 
 Tensor native::logsumexp(const Tensor& self, const Shape& dims, bool keepdim) {
-  Tensor in = is_floating(self.dtype()) ? self : self.to(default_dtype());
+  Tensor in = is_floating(self.dtype()) ? self : native::to(self, default_dtype());
   ReducePlan plan = make_plan("logsumexp", in, dims, keepdim, in.dtype());
   logsumexp_stub(in.device().type, plan);
   return plan.out;
@@ -268,46 +270,11 @@ Tensor native::cumprod(const Tensor& self, int64_t dim, std::optional<DType> dty
 
 // ---- Tensor methods ------------------------------------------------------------------------
 
-Tensor Tensor::sum(const Shape& dims, bool keepdim, std::optional<DType> dtype) const {
-  return ember::sum(*this, dims, keepdim, dtype);
-}
-Tensor Tensor::mean(const Shape& dims, bool keepdim) const {
-  return ember::mean(*this, dims, keepdim);
-}
-Tensor Tensor::prod(const Shape& dims, bool keepdim) const {
-  return ember::prod(*this, dims, keepdim);
-}
-Tensor Tensor::var(const Shape& dims, int64_t correction, bool keepdim) const {
-  return ember::var(*this, dims, correction, keepdim);
-}
-Tensor Tensor::std(const Shape& dims, int64_t correction, bool keepdim) const {
-  return ember::std(*this, dims, correction, keepdim);
-}
-Tensor Tensor::amax(const Shape& dims, bool keepdim) const {
-  return ember::amax(*this, dims, keepdim);
-}
-Tensor Tensor::amin(const Shape& dims, bool keepdim) const {
-  return ember::amin(*this, dims, keepdim);
-}
-Tensor Tensor::max() const { return ember::max(*this); }
-Tensor Tensor::min() const { return ember::min(*this); }
-std::tuple<Tensor, Tensor> Tensor::max(int64_t d, bool keepdim) const {
-  return ember::max(*this, d, keepdim);
-}
-std::tuple<Tensor, Tensor> Tensor::min(int64_t d, bool keepdim) const {
-  return ember::min(*this, d, keepdim);
-}
 Tensor Tensor::argmax(std::optional<int64_t> d, bool keepdim) const {
   return ember::argmax(*this, d, keepdim);
 }
 Tensor Tensor::argmin(std::optional<int64_t> d, bool keepdim) const {
   return ember::argmin(*this, d, keepdim);
-}
-Tensor Tensor::logsumexp(const Shape& dims, bool keepdim) const {
-  return ember::logsumexp(*this, dims, keepdim);
-}
-Tensor Tensor::norm(double p, const Shape& dims, bool keepdim) const {
-  return ember::norm(*this, p, dims, keepdim);
 }
 Tensor Tensor::all(const Shape& dims, bool keepdim) const {
   return ember::all(*this, dims, keepdim);
@@ -315,7 +282,5 @@ Tensor Tensor::all(const Shape& dims, bool keepdim) const {
 Tensor Tensor::any(const Shape& dims, bool keepdim) const {
   return ember::any(*this, dims, keepdim);
 }
-Tensor Tensor::cumsum(int64_t d) const { return ember::cumsum(*this, d); }
-Tensor Tensor::cumprod(int64_t d) const { return ember::cumprod(*this, d); }
 
 }  // namespace ember

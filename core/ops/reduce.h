@@ -27,6 +27,7 @@
 
 namespace ember {
 
+namespace native {
 Tensor sum(const Tensor& self, const Shape& dims = {}, bool keepdim = false,
            std::optional<DType> dtype = std::nullopt);
 Tensor mean(const Tensor& self, const Shape& dims = {}, bool keepdim = false);
@@ -44,18 +45,23 @@ Tensor min(const Tensor& self);
 // Along one dim: (values, indices), indices int64.
 std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim = false);
 std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim = false);
+}  // namespace native
 // Without a dim: the index into the flattened tensor (keepdim then gives all sizes 1).
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+namespace native {
 // log(sum(exp(x))) computed without overflow.
 Tensor logsumexp(const Tensor& self, const Shape& dims, bool keepdim = false);
 // Vector norm over dims: p = 1, 2, INFINITY, or any other finite p > 0.
 Tensor norm(const Tensor& self, double p = 2, const Shape& dims = {}, bool keepdim = false);
+}  // namespace native
 Tensor all(const Tensor& self, const Shape& dims = {}, bool keepdim = false);
 Tensor any(const Tensor& self, const Shape& dims = {}, bool keepdim = false);
+namespace native {
 // Inclusive scans along dim; integer and bool inputs give int64 unless dtype says otherwise.
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
+}  // namespace native
 
 // Note [Reduce plan]
 // A reduction, described once by core/ops/reduce.cpp for the kernels: output element o (in
@@ -100,29 +106,5 @@ EMBER_DECLARE_DISPATCH(norm_fn, norm_stub);
 EMBER_DECLARE_DISPATCH(all_any_fn, all_any_stub);
 EMBER_DECLARE_DISPATCH(scan_fn, cumsum_stub);
 EMBER_DECLARE_DISPATCH(scan_fn, cumprod_stub);
-
-// ---- kernel-level entry points (no autograd) ---------------------------------------------
-// The ops above that autograd differentiates (or that write in place) are defined in
-// autograd/ops/reduce.cpp: forward = the native:: function here, plus the backward formula.
-namespace native {
-Tensor sum(const Tensor& self, const Shape& dims = {}, bool keepdim = false,
-           std::optional<DType> dtype = std::nullopt);
-Tensor mean(const Tensor& self, const Shape& dims = {}, bool keepdim = false);
-Tensor prod(const Tensor& self, const Shape& dims = {}, bool keepdim = false);
-Tensor var(const Tensor& self, const Shape& dims = {}, int64_t correction = 1,
-           bool keepdim = false);
-Tensor std(const Tensor& self, const Shape& dims = {}, int64_t correction = 1,
-           bool keepdim = false);
-Tensor amax(const Tensor& self, const Shape& dims = {}, bool keepdim = false);
-Tensor amin(const Tensor& self, const Shape& dims = {}, bool keepdim = false);
-Tensor max(const Tensor& self);
-Tensor min(const Tensor& self);
-std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim = false);
-std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim = false);
-Tensor logsumexp(const Tensor& self, const Shape& dims, bool keepdim = false);
-Tensor norm(const Tensor& self, double p = 2, const Shape& dims = {}, bool keepdim = false);
-Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
-Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
-}  // namespace native
 
 }  // namespace ember

@@ -88,7 +88,7 @@ Tensor native::cat(const std::vector<Tensor>& tensors, int64_t dim) {
   for (const Tensor& t : tensors) {
     if (is_legacy_empty(t)) continue;
     const int64_t n = t.size(dim);
-    if (n > 0) out.narrow(dim, offset, n).copy_(t);  // converts dtype, any layout
+    if (n > 0) native::copy_(native::narrow(out, dim, offset, n), t);  // converts dtype, any layout
     offset += n;
   }
   return out;
@@ -109,7 +109,7 @@ Tensor native::stack(const std::vector<Tensor>& tensors, int64_t dim) {
   dim = wrap_dim(dim, tensors[0].dim() + 1, op);
   std::vector<Tensor> parts;
   parts.reserve(tensors.size());
-  for (const Tensor& t : tensors) parts.push_back(t.unsqueeze(dim));
+  for (const Tensor& t : tensors) parts.push_back(native::unsqueeze(t, dim));
   return native::cat(parts, dim);
 }
 
@@ -128,7 +128,7 @@ std::vector<Tensor> native::split(const Tensor& self, int64_t split_size, int64_
   out.reserve(static_cast<size_t>(pieces));
   for (int64_t p = 0; p < pieces; ++p) {
     const int64_t start = p * split_size;
-    out.push_back(self.narrow(dim, start, std::min(split_size, n - start)));
+    out.push_back(native::narrow(self, dim, start, std::min(split_size, n - start)));
   }
   return out;
 }
@@ -148,7 +148,7 @@ std::vector<Tensor> native::split(const Tensor& self, const Shape& split_sizes, 
   out.reserve(split_sizes.size());
   int64_t start = 0;
   for (int64_t s : split_sizes) {
-    out.push_back(self.narrow(dim, start, s));
+    out.push_back(native::narrow(self, dim, start, s));
     start += s;
   }
   return out;
@@ -193,7 +193,7 @@ Tensor native::repeat(const Tensor& self, const Shape& repeats) {
       make_tensor(self.storage(), pair_sizes, src_strides, self.storage_offset(), self.dtype());
   const Tensor dst =
       make_tensor(out.storage(), pair_sizes, contiguous_strides(pair_sizes), 0, out.dtype());
-  dst.copy_(src);
+  native::copy_(dst, src);
   return out;
 }
 
@@ -228,7 +228,7 @@ Tensor native::flip(const Tensor& self, const Shape& dims) {
     offset += (self.size(d) - 1) * strides[d];
     strides[d] = -strides[d];
   }
-  out.copy_(make_tensor(self.storage(), self.sizes(), strides, offset, self.dtype()));
+  native::copy_(out, make_tensor(self.storage(), self.sizes(), strides, offset, self.dtype()));
   return out;
 }
 
@@ -237,12 +237,12 @@ Tensor native::roll(const Tensor& self, const Shape& shifts, const Shape& dims) 
   if (dims.empty()) {
     EMBER_CHECK(shifts.size() == 1, op, ": with no dims, shifts must hold exactly one value, got ",
                 shape_str(shifts));
-    return native::roll(self.reshape({-1}), shifts, {0}).view(self.sizes());
+    return native::view(native::roll(native::reshape(self, {-1}), shifts, {0}), self.sizes());
   }
   EMBER_CHECK(shifts.size() == dims.size(), op, ": shifts ", shape_str(shifts), " and dims ",
               shape_str(dims), " must have the same length");
   for (int64_t d : dims) wrap_dim(d, self.dim(), op);
-  if (self.dim() == 0) return self.clone();
+  if (self.dim() == 0) return native::clone(self);
   // One dim at a time: out[s:] = in[:n-s] and out[:s] = in[n-s:].
   Tensor cur = self;
   for (size_t k = 0; k < dims.size(); ++k) {
@@ -252,11 +252,11 @@ Tensor native::roll(const Tensor& self, const Shape& shifts, const Shape& dims) 
     const int64_t s = ((shifts[k] % n) + n) % n;
     if (s == 0) continue;
     Tensor out = empty(cur.sizes(), cur.options());
-    out.narrow(d, 0, s).copy_(cur.narrow(d, n - s, s));
-    out.narrow(d, s, n - s).copy_(cur.narrow(d, 0, n - s));
+    native::copy_(native::narrow(out, d, 0, s), native::narrow(cur, d, n - s, s));
+    native::copy_(native::narrow(out, d, s, n - s), native::narrow(cur, d, 0, n - s));
     cur = out;
   }
-  return cur.is_same(self) ? self.clone() : cur;
+  return cur.is_same(self) ? native::clone(self) : cur;
 }
 
 // ---- pad --------------------------------------------------------------------------------------
@@ -282,10 +282,10 @@ Tensor pad_constant(const Tensor& self, const Shape& pad, const Scalar& value) {
     const int64_t left = pad[2 * i], right = pad[2 * i + 1];
     const int64_t len = self.size(d) - std::max<int64_t>(0, -left) - std::max<int64_t>(0, -right);
     if (len <= 0) return out;
-    src = src.narrow(d, std::max<int64_t>(0, -left), len);
-    dst = dst.narrow(d, std::max<int64_t>(0, left), len);
+    src = native::narrow(src, d, std::max<int64_t>(0, -left), len);
+    dst = native::narrow(dst, d, std::max<int64_t>(0, left), len);
   }
-  if (dst.numel() > 0) dst.copy_(src);
+  if (dst.numel() > 0) native::copy_(dst, src);
   return out;
 }
 }  // namespace
@@ -331,7 +331,7 @@ Tensor native::pad(const Tensor& self, const Shape& pad, const std::string& mode
       source.push_back(p);
     }
   }
-  if (first == nd) return self.clone();
+  if (first == nd) return native::clone(self);
   // One gather over the output: advanced indexing with one index per dim from `first` on,
   // shaped to broadcast into the padded sizes ([n0', 1], [1, n1'] for two dims).
   std::vector<Tensor> indices(static_cast<size_t>(first));  // full slices before `first`
@@ -354,7 +354,7 @@ Tensor trilu(const Tensor& self, int64_t diagonal, bool upper, const char* op) {
   EMBER_CHECK(self.defined() && self.dim() >= 2, op,
               ": input tensor must have at least 2 dimensions, got shape ",
               shape_str(self.defined() ? self.sizes() : Shape{}));
-  const Tensor src = self.contiguous();
+  const Tensor src = native::contiguous(self);
   Tensor out = empty(self.sizes(), self.options());
   if (out.numel() == 0) return out;
   const int64_t rows = self.size(-2), cols = self.size(-1);
@@ -367,24 +367,5 @@ Tensor trilu(const Tensor& self, int64_t diagonal, bool upper, const char* op) {
 
 Tensor native::tril(const Tensor& self, int64_t diagonal) { return trilu(self, diagonal, false, "tril"); }
 Tensor native::triu(const Tensor& self, int64_t diagonal) { return trilu(self, diagonal, true, "triu"); }
-
-// ---- Tensor methods ---------------------------------------------------------------------------
-std::vector<Tensor> Tensor::split(int64_t split_size, int64_t d) const {
-  return ember::split(*this, split_size, d);
-}
-std::vector<Tensor> Tensor::split(const Shape& split_sizes, int64_t d) const {
-  return ember::split(*this, split_sizes, d);
-}
-std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t d) const {
-  return ember::chunk(*this, chunks, d);
-}
-Tensor Tensor::repeat(const Shape& repeats) const { return ember::repeat(*this, repeats); }
-Tensor Tensor::tile(const Shape& reps) const { return ember::tile(*this, reps); }
-Tensor Tensor::flip(const Shape& dims) const { return ember::flip(*this, dims); }
-Tensor Tensor::roll(const Shape& shifts, const Shape& dims) const {
-  return ember::roll(*this, shifts, dims);
-}
-Tensor Tensor::tril(int64_t diagonal) const { return ember::tril(*this, diagonal); }
-Tensor Tensor::triu(int64_t diagonal) const { return ember::triu(*this, diagonal); }
 
 }  // namespace ember

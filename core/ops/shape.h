@@ -14,6 +14,7 @@
 
 namespace ember {
 
+namespace native {
 // Joins tensors along an existing dim. All must have the same number of dims and the same sizes
 // except along dim; the result dtype is the promotion of theirs (int32 with float32 -> float32).
 // Legacy empty tensors (shape [0]) are skipped, as in PyTorch: cat({empty({0}), x}) is x.
@@ -54,6 +55,7 @@ Tensor pad(const Tensor& self, const Shape& pad, const std::string& mode = "cons
 // rest are zero.
 Tensor tril(const Tensor& self, int64_t diagonal = 0);
 Tensor triu(const Tensor& self, int64_t diagonal = 0);
+}  // namespace native
 
 // ---- kernels ---------------------------------------------------------------------------------
 // One input of a contiguous cat: `row_bytes` bytes for each of the `outer` rows.
@@ -72,24 +74,5 @@ using trilu_fn = void (*)(char* out, const char* self, int64_t batch, int64_t ro
 
 EMBER_DECLARE_DISPATCH(cat_fn, cat_stub);
 EMBER_DECLARE_DISPATCH(trilu_fn, trilu_stub);
-
-// ---- kernel-level entry points (no autograd) ---------------------------------------------
-// The ops above that autograd differentiates (or that write in place) are defined in
-// autograd/ops/shape.cpp: forward = the native:: function here, plus the backward formula.
-namespace native {
-Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
-Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
-std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0);
-std::vector<Tensor> split(const Tensor& self, const Shape& split_sizes, int64_t dim = 0);
-std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);
-Tensor repeat(const Tensor& self, const Shape& repeats);
-Tensor tile(const Tensor& self, const Shape& reps);
-Tensor flip(const Tensor& self, const Shape& dims);
-Tensor roll(const Tensor& self, const Shape& shifts, const Shape& dims = {});
-Tensor pad(const Tensor& self, const Shape& pad, const std::string& mode = "constant",
-           const Scalar& value = 0);
-Tensor tril(const Tensor& self, int64_t diagonal = 0);
-Tensor triu(const Tensor& self, int64_t diagonal = 0);
-}  // namespace native
 
 }  // namespace ember

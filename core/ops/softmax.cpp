@@ -3,6 +3,7 @@
 #include "core/op_registry.h"
 #include "core/ops/factory.h"
 #include "core/ops/reduce.h"
+#include "core/ops/copy.h"
 
 namespace ember {
 
@@ -39,9 +40,9 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   EMBER_CHECK(num_classes >= -1, "one_hot: num_classes must be -1 or non-negative, got ",
               num_classes);
   if (indices.numel() > 0) {
-    int64_t lo = indices.amin().item<int64_t>();
+    int64_t lo = native::amin(indices).item<int64_t>();
     EMBER_CHECK(lo >= 0, "one_hot: class values must be non-negative, got ", lo);
-    int64_t hi = indices.amax().item<int64_t>();
+    int64_t hi = native::amax(indices).item<int64_t>();
     if (num_classes == -1) num_classes = hi + 1;
     EMBER_CHECK(hi < num_classes, "one_hot: class values must be smaller than num_classes (",
                 num_classes, "), got ", hi);
@@ -54,11 +55,8 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   shape.push_back(num_classes);
   Tensor out = zeros(shape, TensorOptions(kInt64).device(indices.device()));
   if (indices.numel() == 0) return out;
-  one_hot_stub(indices.device().type, out, indices.contiguous(), num_classes);
+  one_hot_stub(indices.device().type, out, native::contiguous(indices), num_classes);
   return out;
 }
-
-Tensor Tensor::softmax(int64_t d) const { return ember::softmax(*this, d); }
-Tensor Tensor::log_softmax(int64_t d) const { return ember::log_softmax(*this, d); }
 
 }  // namespace ember

@@ -15,8 +15,10 @@
 
 namespace ember {
 
+namespace native {
 Tensor softmax(const Tensor& self, int64_t dim);
 Tensor log_softmax(const Tensor& self, int64_t dim);
+}  // namespace native
 Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
 
 // out (contiguous, shape of input) = softmax or log_softmax of input along dim.
@@ -26,13 +28,5 @@ using softmax_fn = void (*)(const Tensor& out, const Tensor& input, int64_t dim,
 using one_hot_fn = void (*)(const Tensor& out, const Tensor& indices, int64_t num_classes);
 EMBER_DECLARE_DISPATCH(softmax_fn, softmax_stub);
 EMBER_DECLARE_DISPATCH(one_hot_fn, one_hot_stub);
-
-// ---- kernel-level entry points (no autograd) ---------------------------------------------
-// The ops above that autograd differentiates (or that write in place) are defined in
-// autograd/ops/softmax.cpp: forward = the native:: function here, plus the backward formula.
-namespace native {
-Tensor softmax(const Tensor& self, int64_t dim);
-Tensor log_softmax(const Tensor& self, int64_t dim);
-}  // namespace native
 
 }  // namespace ember

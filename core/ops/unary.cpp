@@ -3,6 +3,7 @@
 #include "core/op_registry.h"
 #include "core/ops/factory.h"
 #include "core/tensor_iter.h"
+#include "core/ops/copy.h"
 
 namespace ember {
 
@@ -83,8 +84,8 @@ Tensor bool_out(Tensor out, const Tensor& a, const char* op, const DispatchStub<
 Tensor rounding_out(Tensor out, const Tensor& a, const char* op, const DispatchStub<unary_fn>& stub) {
   EMBER_CHECK(a.dtype() != kBool, op, ": unsupported dtype bool");
   if (is_integral(a.dtype())) {
-    if (!out.defined()) return a.clone();
-    if (!out.is_same(a)) out.copy_(a);
+    if (!out.defined()) return native::clone(a);
+    if (!out.is_same(a)) native::copy_(out, a);
     return out;
   }
   return same_dtype_out(std::move(out), a, op, stub);
@@ -181,7 +182,7 @@ const Tensor& native::clamp_max_(const Tensor& self, const Scalar& max) {
 
 Tensor native::nan_to_num(const Tensor& t, std::optional<double> nan, std::optional<double> posinf,
                   std::optional<double> neginf) {
-  if (!is_floating(t.dtype())) return t.clone();
+  if (!is_floating(t.dtype())) return native::clone(t);
   Tensor out;
   TensorIter iter = TensorIter::unary_op(out, t, "nan_to_num");
   nan_to_num_stub(iter.device().type, iter, nan.value_or(0.0), posinf, neginf);
@@ -203,7 +204,7 @@ const Tensor& native::nan_to_num_(const Tensor& self, std::optional<double> nan,
 Tensor native::pow(const Tensor& t, const Scalar& exponent) {
   DType dt = pow_scalar_dtype(t, exponent, "pow");
   Tensor out;
-  TensorIter iter = TensorIter::unary_op(out, t.to(dt), "pow");
+  TensorIter iter = TensorIter::unary_op(out, native::to(t, dt), "pow");
   pow_scalar_stub(iter.device().type, iter, exponent);
   iter.cast_outputs();
   return out;
@@ -301,68 +302,17 @@ const Tensor& bitwise_not_(const Tensor& self) {
   return self;
 }
 
-// ---- Tensor methods and operators -------------------------------------------------------------
+// ---- Tensor methods and operators of the ops above -------------------------------------------------------------
 
-#define EMBER_UNARY_METHOD(name)                                      \
-  Tensor Tensor::name() const { return ember::name(*this); }         \
-  const Tensor& Tensor::name##_() const { return ember::name##_(*this); }
-EMBER_UNARY_METHOD(neg)
-EMBER_UNARY_METHOD(abs)
-EMBER_UNARY_METHOD(sign)
-EMBER_UNARY_METHOD(exp)
-EMBER_UNARY_METHOD(exp2)
-EMBER_UNARY_METHOD(expm1)
-EMBER_UNARY_METHOD(log)
-EMBER_UNARY_METHOD(log2)
-EMBER_UNARY_METHOD(log1p)
-EMBER_UNARY_METHOD(sqrt)
-EMBER_UNARY_METHOD(rsqrt)
-EMBER_UNARY_METHOD(reciprocal)
-EMBER_UNARY_METHOD(sin)
-EMBER_UNARY_METHOD(cos)
-EMBER_UNARY_METHOD(tan)
-EMBER_UNARY_METHOD(tanh)
-EMBER_UNARY_METHOD(sigmoid)
-EMBER_UNARY_METHOD(relu)
-EMBER_UNARY_METHOD(silu)
-EMBER_UNARY_METHOD(erf)
-EMBER_UNARY_METHOD(floor)
-EMBER_UNARY_METHOD(ceil)
-EMBER_UNARY_METHOD(round)
-EMBER_UNARY_METHOD(trunc)
-EMBER_UNARY_METHOD(logical_not)
-EMBER_UNARY_METHOD(bitwise_not)
-#undef EMBER_UNARY_METHOD
+Tensor Tensor::logical_not() const { return ember::logical_not(*this); }
+const Tensor& Tensor::logical_not_() const { return ember::logical_not_(*this); }
+Tensor Tensor::bitwise_not() const { return ember::bitwise_not(*this); }
+const Tensor& Tensor::bitwise_not_() const { return ember::bitwise_not_(*this); }
 
-Tensor Tensor::gelu(const std::string& approximate) const { return ember::gelu(*this, approximate); }
-Tensor Tensor::softplus(const Scalar& beta, const Scalar& threshold) const {
-  return ember::softplus(*this, beta, threshold);
-}
-Tensor Tensor::pow(const Scalar& exponent) const { return ember::pow(*this, exponent); }
-const Tensor& Tensor::pow_(const Scalar& exponent) const { return ember::pow_(*this, exponent); }
-Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const {
-  return ember::clamp(*this, min, max);
-}
-const Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) const {
-  return ember::clamp_(*this, min, max);
-}
-Tensor Tensor::clamp_min(const Scalar& min) const { return ember::clamp_min(*this, min); }
-Tensor Tensor::clamp_max(const Scalar& max) const { return ember::clamp_max(*this, max); }
-const Tensor& Tensor::clamp_min_(const Scalar& min) const { return ember::clamp_min_(*this, min); }
-const Tensor& Tensor::clamp_max_(const Scalar& max) const { return ember::clamp_max_(*this, max); }
-Tensor Tensor::nan_to_num(std::optional<double> nan, std::optional<double> posinf,
-                          std::optional<double> neginf) const {
-  return ember::nan_to_num(*this, nan, posinf, neginf);
-}
-const Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf,
-                                  std::optional<double> neginf) const {
-  return ember::nan_to_num_(*this, nan, posinf, neginf);
-}
 Tensor Tensor::isnan() const { return ember::isnan(*this); }
 Tensor Tensor::isinf() const { return ember::isinf(*this); }
 Tensor Tensor::isfinite() const { return ember::isfinite(*this); }
 
-Tensor operator-(const Tensor& a) { return neg(a); }
 Tensor operator~(const Tensor& a) { return bitwise_not(a); }
 
 }  // namespace ember

@@ -22,6 +22,7 @@ namespace ember {
 
 class TensorIter;
 
+namespace native {
 // ---- dtype-preserving ----------------------------------------------------------------------
 Tensor neg(const Tensor& t);  // numeric dtypes; uint8 wraps around
 Tensor abs(const Tensor& t);
@@ -105,6 +106,7 @@ const Tensor& erf_(const Tensor& self);
 Tensor gelu(const Tensor& t, const std::string& approximate = "none");
 // log(1 + exp(beta x)) / beta, and x where beta x > threshold.
 Tensor softplus(const Tensor& t, const Scalar& beta = 1, const Scalar& threshold = 20);
+}  // namespace native
 
 // ---- bool results ---------------------------------------------------------------------------
 Tensor isnan(const Tensor& t);
@@ -174,76 +176,5 @@ EMBER_DECLARE_DISPATCH(nan_to_num_fn, nan_to_num_stub);
 // >= 0.
 using pow_scalar_fn = void (*)(TensorIter& iter, const Scalar& exponent);
 EMBER_DECLARE_DISPATCH(pow_scalar_fn, pow_scalar_stub);
-
-// ---- kernel-level entry points (no autograd) ---------------------------------------------
-// The ops above that autograd differentiates (or that write in place) are defined in
-// autograd/ops/unary.cpp: forward = the native:: function here, plus the backward formula.
-namespace native {
-Tensor neg(const Tensor& t);  // numeric dtypes; uint8 wraps around
-Tensor abs(const Tensor& t);
-Tensor sign(const Tensor& t);  // -1, 0 or 1; sign(NaN) = 0; bool is its own sign
-Tensor relu(const Tensor& t);
-Tensor floor(const Tensor& t);
-Tensor ceil(const Tensor& t);
-Tensor round(const Tensor& t);  // half to even: round(2.5) = 2, round(-0.5) = -0
-Tensor trunc(const Tensor& t);
-const Tensor& neg_(const Tensor& self);
-const Tensor& abs_(const Tensor& self);
-const Tensor& sign_(const Tensor& self);
-const Tensor& relu_(const Tensor& self);
-const Tensor& floor_(const Tensor& self);
-const Tensor& ceil_(const Tensor& self);
-const Tensor& round_(const Tensor& self);
-const Tensor& trunc_(const Tensor& self);
-Tensor clamp(const Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
-Tensor clamp_min(const Tensor& t, const Scalar& min);
-Tensor clamp_max(const Tensor& t, const Scalar& max);
-const Tensor& clamp_(const Tensor& self, std::optional<Scalar> min,
-                     std::optional<Scalar> max = std::nullopt);
-const Tensor& clamp_min_(const Tensor& self, const Scalar& min);
-const Tensor& clamp_max_(const Tensor& self, const Scalar& max);
-Tensor nan_to_num(const Tensor& t, std::optional<double> nan = 0.0,
-                  std::optional<double> posinf = std::nullopt,
-                  std::optional<double> neginf = std::nullopt);
-const Tensor& nan_to_num_(const Tensor& self, std::optional<double> nan = 0.0,
-                          std::optional<double> posinf = std::nullopt,
-                          std::optional<double> neginf = std::nullopt);
-Tensor pow(const Tensor& t, const Scalar& exponent);
-const Tensor& pow_(const Tensor& self, const Scalar& exponent);
-Tensor exp(const Tensor& t);
-Tensor exp2(const Tensor& t);
-Tensor expm1(const Tensor& t);
-Tensor log(const Tensor& t);
-Tensor log2(const Tensor& t);
-Tensor log1p(const Tensor& t);
-Tensor sqrt(const Tensor& t);
-Tensor rsqrt(const Tensor& t);
-Tensor reciprocal(const Tensor& t);
-Tensor sin(const Tensor& t);
-Tensor cos(const Tensor& t);
-Tensor tan(const Tensor& t);
-Tensor tanh(const Tensor& t);
-Tensor sigmoid(const Tensor& t);
-Tensor silu(const Tensor& t);  // x * sigmoid(x)
-Tensor erf(const Tensor& t);
-const Tensor& exp_(const Tensor& self);
-const Tensor& exp2_(const Tensor& self);
-const Tensor& expm1_(const Tensor& self);
-const Tensor& log_(const Tensor& self);
-const Tensor& log2_(const Tensor& self);
-const Tensor& log1p_(const Tensor& self);
-const Tensor& sqrt_(const Tensor& self);
-const Tensor& rsqrt_(const Tensor& self);
-const Tensor& reciprocal_(const Tensor& self);
-const Tensor& sin_(const Tensor& self);
-const Tensor& cos_(const Tensor& self);
-const Tensor& tan_(const Tensor& self);
-const Tensor& tanh_(const Tensor& self);
-const Tensor& sigmoid_(const Tensor& self);
-const Tensor& silu_(const Tensor& self);
-const Tensor& erf_(const Tensor& self);
-Tensor gelu(const Tensor& t, const std::string& approximate = "none");
-Tensor softplus(const Tensor& t, const Scalar& beta = 1, const Scalar& threshold = 20);
-}  // namespace native
 
 }  // namespace ember

@@ -99,7 +99,7 @@ Tensor native::reshape(const Tensor& t, const Shape& shape_in) {
   if (auto strides = view_strides(t.sizes(), t.strides(), shape)) {
     return alias_with(t, shape, *strides, t.storage_offset());
   }
-  return t.contiguous().view(shape);
+  return native::view(native::contiguous(t), shape);
 }
 
 Tensor native::permute(const Tensor& t, const Shape& dims) {
@@ -187,7 +187,7 @@ Tensor native::expand(const Tensor& t, const Shape& shape) {
 }
 
 Tensor native::flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
-  if (t.dim() == 0) return t.reshape({1});
+  if (t.dim() == 0) return native::reshape(t, {1});
   start_dim = wrap_dim(start_dim, t.dim(), "flatten");
   end_dim = wrap_dim(end_dim, t.dim(), "flatten");
   EMBER_CHECK(start_dim <= end_dim, "flatten: start_dim (", start_dim,
@@ -198,7 +198,7 @@ Tensor native::flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
   for (int64_t d = start_dim; d <= end_dim; ++d) prod *= t.sizes()[d];
   shape.push_back(prod);
   for (int64_t d = end_dim + 1; d < t.dim(); ++d) shape.push_back(t.sizes()[d]);
-  return t.reshape(shape);
+  return native::reshape(t, shape);
 }
 
 Tensor native::unflatten(const Tensor& t, int64_t d, const Shape& sizes) {
@@ -207,7 +207,7 @@ Tensor native::unflatten(const Tensor& t, int64_t d, const Shape& sizes) {
   Shape shape(t.sizes().begin(), t.sizes().begin() + d);
   shape.insert(shape.end(), inferred.begin(), inferred.end());
   shape.insert(shape.end(), t.sizes().begin() + d + 1, t.sizes().end());
-  return t.view(shape);
+  return native::view(t, shape);
 }
 
 Tensor native::slice(const Tensor& t, int64_t d, std::optional<int64_t> start_opt,
@@ -318,34 +318,6 @@ Tensor native::as_strided(const Tensor& t, const Shape& sizes, const Shape& stri
               ", strides ", shape_str(strides), " and storage offset ", offset,
               " need a storage of ", max_index + 1, " elements but it holds only ", capacity);
   return alias_with(t, sizes, strides, offset);
-}
-
-// ---- Tensor methods ----
-Tensor Tensor::view(const Shape& s) const { return ember::view(*this, s); }
-Tensor Tensor::reshape(const Shape& s) const { return ember::reshape(*this, s); }
-Tensor Tensor::permute(const Shape& d) const { return ember::permute(*this, d); }
-Tensor Tensor::transpose(int64_t a, int64_t b) const { return ember::transpose(*this, a, b); }
-Tensor Tensor::t() const {
-  EMBER_CHECK(dim() <= 2, "t: expects a tensor with <= 2 dimensions, but self is ", dim(), "D");
-  return dim() < 2 ? ember::transpose(*this, 0, 0) : ember::transpose(*this, 0, 1);
-}
-Tensor Tensor::squeeze() const { return ember::squeeze(*this); }
-Tensor Tensor::squeeze(int64_t d) const { return ember::squeeze(*this, d); }
-Tensor Tensor::unsqueeze(int64_t d) const { return ember::unsqueeze(*this, d); }
-Tensor Tensor::expand(const Shape& s) const { return ember::expand(*this, s); }
-Tensor Tensor::expand_as(const Tensor& o) const { return ember::expand(*this, o.sizes()); }
-Tensor Tensor::flatten(int64_t s, int64_t e) const { return ember::flatten(*this, s, e); }
-Tensor Tensor::unflatten(int64_t d, const Shape& s) const { return ember::unflatten(*this, d, s); }
-Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const { return ember::narrow(*this, d, s, l); }
-Tensor Tensor::slice(int64_t d, std::optional<int64_t> s, std::optional<int64_t> e,
-                     int64_t st) const {
-  return ember::slice(*this, d, s, e, st);
-}
-Tensor Tensor::select(int64_t d, int64_t i) const { return ember::select(*this, d, i); }
-Tensor Tensor::unfold(int64_t d, int64_t s, int64_t st) const { return ember::unfold(*this, d, s, st); }
-Tensor Tensor::diagonal(int64_t o, int64_t a, int64_t b) const { return ember::diagonal(*this, o, a, b); }
-Tensor Tensor::as_strided(const Shape& s, const Shape& st, std::optional<int64_t> o) const {
-  return ember::as_strided(*this, s, st, o);
 }
 
 }  // namespace ember

@@ -7,34 +7,6 @@
 
 namespace ember {
 
-Tensor view(const Tensor& t, const Shape& shape);  // one size may be -1
-Tensor reshape(const Tensor& t, const Shape& shape);
-Tensor permute(const Tensor& t, const Shape& dims);
-Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
-Tensor squeeze(const Tensor& t);
-Tensor squeeze(const Tensor& t, int64_t d);
-Tensor unsqueeze(const Tensor& t, int64_t d);
-Tensor expand(const Tensor& t, const Shape& shape);  // -1 keeps a size
-Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
-Tensor unflatten(const Tensor& t, int64_t d, const Shape& sizes);
-Tensor narrow(const Tensor& t, int64_t d, int64_t start, int64_t length);
-Tensor slice(const Tensor& t, int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
-             int64_t step = 1);
-Tensor select(const Tensor& t, int64_t d, int64_t index);
-Tensor unfold(const Tensor& t, int64_t d, int64_t size, int64_t step);
-Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t d1 = 0, int64_t d2 = 1);
-Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides,
-                  std::optional<int64_t> storage_offset = std::nullopt);
-
-// The strides a view of shape `shape` would need over a tensor with sizes/strides, if one
-// exists (PyTorch's computeStride).
-std::optional<Shape> view_strides(const Shape& sizes, const Shape& strides, const Shape& shape);
-// Replaces one -1 in shape by the size that makes numel match; checks the product.
-Shape infer_size(const Shape& shape, int64_t numel, const char* op);
-
-// ---- kernel-level entry points (no autograd) ---------------------------------------------
-// The ops above that autograd differentiates (or that write in place) are defined in
-// autograd/ops/view.cpp: forward = the native:: function here, plus the backward formula.
 namespace native {
 Tensor view(const Tensor& t, const Shape& shape);  // one size may be -1
 Tensor reshape(const Tensor& t, const Shape& shape);
@@ -55,5 +27,11 @@ Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t d1 = 0, int64_t d2 
 Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides,
                   std::optional<int64_t> storage_offset = std::nullopt);
 }  // namespace native
+
+// The strides a view of shape `shape` would need over a tensor with sizes/strides, if one
+// exists (PyTorch's computeStride).
+std::optional<Shape> view_strides(const Shape& sizes, const Shape& strides, const Shape& shape);
+// Replaces one -1 in shape by the size that makes numel match; checks the product.
+Shape infer_size(const Shape& shape, int64_t numel, const char* op);
 
 }  // namespace ember

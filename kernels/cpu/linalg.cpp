@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "core/ops/copy.h"
 #include "core/ops/factory.h"
 #include "core/parallel.h"
 #include "kernels/cpu/gemm.h"
@@ -122,10 +123,10 @@ void batched_gemm_kernel(const Tensor& out, const Tensor& a, const Tensor& b, co
       // Compute in float32: convert the operands (an expanded batch dim is materialised), run
       // the float GEMM, round the result back.
       Tensor out32 =
-          beta.to_double() == 0.0 ? empty(out.sizes(), TensorOptions(kFloat32)) : out.to(kFloat32);
-      gemm_batches<float>(out32, a.to(kFloat32), b.to(kFloat32), alpha.to<float>(),
+          beta.to_double() == 0.0 ? empty(out.sizes(), TensorOptions(kFloat32)) : native::to(out, kFloat32);
+      gemm_batches<float>(out32, native::to(a, kFloat32), native::to(b, kFloat32), alpha.to<float>(),
                           beta.to<float>());
-      out.copy_(out32);
+      native::copy_(out, out32);
       return;
     }
     default:

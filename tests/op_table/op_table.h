@@ -7,15 +7,43 @@
 // computes a reference in float64 with naive loops over RefTensor. tests/test_op_table.cpp walks
 // the table: forward against the reference for every op, dtype and sample, and fails for a
 // registered op with no entry.
+//
+// The same entries run in two executables. ember_tests links the library: `add(a, b)` and
+// `x.exp()` are the public, recording ops, and the suite adds gradcheck. core_tests links
+// ember_core alone and defines EMBER_OP_TABLE_NATIVE: only core's headers are seen, the free
+// functions resolve to ember::native (the using-directive below) and the methods to their
+// native twins (tests/core/native_methods.cpp), so every core op's forward is checked without
+// autograd (Note [Where an op lives] in autograd/ops/ops.h). Entries of the nn families are
+// ember_tests only.
 
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#ifdef EMBER_OP_TABLE_NATIVE
+#include "core/generator.h"
+#include "core/ops/binary.h"
+#include "core/ops/conv.h"
+#include "core/ops/copy.h"
+#include "core/ops/factory.h"
+#include "core/ops/index.h"
+#include "core/ops/linalg.h"
+#include "core/ops/random.h"
+#include "core/ops/reduce.h"
+#include "core/ops/shape.h"
+#include "core/ops/softmax.h"
+#include "core/ops/unary.h"
+#include "core/ops/view.h"
+#include "core/tensor.h"
+#else
 #include <ember/ember.h>
+#endif
 
 namespace ember::testing {
+#ifdef EMBER_OP_TABLE_NATIVE
+using namespace ember::native;
+#endif
 
 // A row-major float64 tensor for references: the simplest possible thing to loop over.
 struct RefTensor {

@@ -177,19 +177,20 @@ const OpTableRegistrar reg({
              return one(c);
            },
            [](const Refs& r) { return Refs{RefTensor(r[0].shape, 0.0)}; }},
-    // ---- factories (no inputs: the sample only carries the dtype in a 0-dim tensor) ----
+    // ---- factories (no inputs: the sample only carries the dtype in a 0-dim tensor; nothing to
+    // differentiate, so gradcheck skips them) ----
     OpInfo{"empty", all_dtypes(), [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
            [](const Sample& s) { return one(empty({2, 0, 3}, s.args[0].dtype())); },
-           [](const Refs&) { return Refs{RefTensor(Shape{2, 0, 3})}; }},
+           [](const Refs&) { return Refs{RefTensor(Shape{2, 0, 3})}; }, 4.0, {}, GradSupport::None},
     OpInfo{"zeros", all_dtypes(), [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
            [](const Sample& s) { return one(zeros({2, 3}, s.args[0].dtype())); },
-           [](const Refs&) { return Refs{RefTensor(Shape{2, 3}, 0.0)}; }},
+           [](const Refs&) { return Refs{RefTensor(Shape{2, 3}, 0.0)}; }, 4.0, {}, GradSupport::None},
     OpInfo{"ones", all_dtypes(), [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
            [](const Sample& s) { return one(ones_like(zeros({4}, s.args[0].dtype()))); },
-           [](const Refs&) { return Refs{RefTensor(Shape{4}, 1.0)}; }},
+           [](const Refs&) { return Refs{RefTensor(Shape{4}, 1.0)}; }, 4.0, {}, GradSupport::None},
     OpInfo{"full", all_dtypes(), [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
            [](const Sample& s) { return one(full({3}, 1, s.args[0].dtype())); },
-           [](const Refs&) { return Refs{RefTensor(Shape{3}, 1.0)}; }},
+           [](const Refs&) { return Refs{RefTensor(Shape{3}, 1.0)}; }, 4.0, {}, GradSupport::None},
     OpInfo{"arange", numeric_dtypes(), [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
            [](const Sample& s) {
              DType dt = s.args[0].dtype();
@@ -198,7 +199,7 @@ const OpTableRegistrar reg({
            [](const Refs&) {
              return Refs{RefTensor({5}, {0, 1, 2, 3, 4}), RefTensor({3}, {2, 5, 8}),
                          RefTensor({3}, {10, 6, 2})};
-           }},
+           }, 4.0, {}, GradSupport::None},
     OpInfo{"linspace", {kFloat32, kFloat64}, [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
            [](const Sample& s) {
              DType dt = s.args[0].dtype();
@@ -206,10 +207,10 @@ const OpTableRegistrar reg({
            },
            [](const Refs&) {
              return Refs{RefTensor({5}, {-1, -0.5, 0, 0.5, 1}), RefTensor({1}, {3}), RefTensor(Shape{0})};
-           }},
+           }, 4.0, {}, GradSupport::None},
     OpInfo{"eye", all_dtypes(), [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
            [](const Sample& s) { return one(eye(2, 3, s.args[0].dtype())); },
-           [](const Refs&) { return Refs{RefTensor({2, 3}, {1, 0, 0, 0, 1, 0})}; }},
+           [](const Refs&) { return Refs{RefTensor({2, 3}, {1, 0, 0, 0, 1, 0})}; }, 4.0, {}, GradSupport::None},
     OpInfo{"tensor", {kFloat64}, [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
            [](const Sample&) {
              return std::vector<Tensor>{tensor<double>({1.5, -2, 3}), tensor(std::vector<int32_t>{1, 2, 3, 4}, {2, 2}),
@@ -217,7 +218,7 @@ const OpTableRegistrar reg({
            },
            [](const Refs&) {
              return Refs{RefTensor({3}, {1.5, -2, 3}), RefTensor({2, 2}, {1, 2, 3, 4}), RefTensor({2}, {1, 0})};
-           }},
+           }, 4.0, {}, GradSupport::None},
     OpInfo{"from_blob", {kFloat32}, [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
            [](const Sample&) {
              static float data[6] = {1, 2, 3, 4, 5, 6};
@@ -226,7 +227,7 @@ const OpTableRegistrar reg({
            },
            [](const Refs&) {
              return Refs{RefTensor({2, 3}, {1, 2, 3, 4, 5, 6}), RefTensor({3, 2}, {1, 4, 2, 5, 3, 6})};
-           }},
+           }, 4.0, {}, GradSupport::None},
 });
 
 }  // namespace

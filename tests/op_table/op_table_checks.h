@@ -1,0 +1,32 @@
+#pragma once
+// The op table's checks that need no autograd, shared by the two suites that walk the table:
+// tests/test_op_table.cpp (ember_tests: the public ops, plus gradcheck) and
+// tests/core/test_core_op_table.cpp (core_tests: the native ops on ember_core alone).
+
+#include <string>
+#include <vector>
+
+#include "op_table.h"
+
+namespace ember::testing {
+
+// Empty when `got` matches `want` within tolerance_for(got's dtype, tol_scale) (NaN matches NaN,
+// an infinity only itself); else what differs, naming the first differing element.
+std::string compare(const Tensor& got, const RefTensor& want, double tol_scale);
+
+// The devices the op table runs on: the CPU first, then every other device this build has
+// kernels for (a device type counts when its copy kernel is registered).
+// Today that is the CPU alone; the CUDA backend (real or simulated) adds "cuda".
+std::vector<Device> op_table_devices();
+
+// Every dtype and sample of `op`: the CPU result against the float64 reference, then, on each
+// other device in `devices`, the same inputs copied there and the result copied back, against
+// the CPU result within the dtype's epsilon scaled by op.tol_scale (integers and bool exactly).
+void check_forward(const OpInfo& op, const std::vector<Device>& devices);
+
+// Every op registered by the families linked into this program (core/op_registry.h) has an
+// entry, and every entry names a registered op. core_tests compiles only the entries of core's
+// families, so both directions hold there too.
+void check_registry_coverage();
+
+}  // namespace ember::testing
