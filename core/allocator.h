@@ -146,9 +146,10 @@ void record_stream(const DataPtr& ptr, const Stream& stream);
 // set_pinned_allocator(); core has none. Asking for it in a CPU-only build is an error
 // (get_pinned_allocator() throws, saying ember was built without CUDA), as PyTorch's
 // pin_memory() is without an accelerator: a caller that asked for pinned memory by name gets
-// told it does not exist. Code for which pinning is only an optimisation checks
-// has_pinned_allocator() and falls back to ordinary memory -- DataLoader's pin_memory option
-// does that (it changes nothing in a CPU-only build, as data/dataloader.h documents).
+// told it does not exist. Code for which pinning is only a hint checks has_pinned_allocator()
+// and falls back to ordinary memory: DataLoader's pin_memory option is such a hint (it changes
+// nothing in a CPU-only build, as data/dataloader.h documents), and is to pin through this slot
+// when one is installed.
 bool has_pinned_allocator();
 Allocator* get_pinned_allocator();
 // Installs (or, with null, removes) the pinned-host allocator; returns the previous one.
