@@ -41,6 +41,22 @@ int size_class(size_t nbytes) {
   return c;
 }
 
+// Note [Allocator statistics]: reserved bytes change only when a block comes from or goes back to
+// the system, never on a cache hit, so the fast paths pay nothing for them.
+std::atomic<int64_t> g_reserved{0}, g_peak_reserved{0};
+
+void raise_peak(std::atomic<int64_t>& peak, int64_t now) {
+  int64_t p = peak.load(std::memory_order_relaxed);
+  while (now > p && !peak.compare_exchange_weak(p, now)) {
+  }
+}
+
+void add_reserved(size_t bytes) {
+  int64_t b = static_cast<int64_t>(bytes);
+  raise_peak(g_peak_reserved, g_reserved.fetch_add(b) + b);
+}
+void sub_reserved(size_t bytes) { g_reserved.fetch_sub(static_cast<int64_t>(bytes)); }
+
 // Set once a thread's cache is destroyed: tensors that die later on that thread (a global
 // tensor destroyed at exit) free their blocks directly. A bool needs no destructor, so reading
 // it is always safe.
@@ -51,8 +67,10 @@ struct BlockCache {
   int count[kNumClasses] = {};
   ~BlockCache() {
     t_cache_destroyed = true;
-    for (int c = 0; c < kNumClasses; ++c)
+    for (int c = 0; c < kNumClasses; ++c) {
       for (int i = 0; i < count[c]; ++i) std::free(blocks[c][i]);
+      sub_reserved(static_cast<size_t>(count[c]) * (kMinClassBytes << c));
+    }
   }
 };
 
@@ -99,6 +117,7 @@ DataPtr CPUAllocator::allocate(size_t nbytes) {
       p = cache->blocks[c][--cache->count[c]];
     } else {
       p = std::aligned_alloc(kAlignment, kMinClassBytes << c);
+      if (p) add_reserved(kMinClassBytes << c);
     }
   } else {
     size_t bytes = large_block_bytes(nbytes);
@@ -112,7 +131,10 @@ DataPtr CPUAllocator::allocate(size_t nbytes) {
         cache.bytes -= bytes;
       }
     }
-    if (!p) p = std::aligned_alloc(kAlignment, bytes);
+    if (!p) {
+      p = std::aligned_alloc(kAlignment, bytes);
+      if (p) add_reserved(bytes);
+    }
   }
   EMBER_CHECK(p != nullptr, "CPUAllocator: out of memory allocating ", nbytes, " bytes");
   void* ctx = reinterpret_cast<void*>(static_cast<uintptr_t>(nbytes));
@@ -120,7 +142,8 @@ DataPtr CPUAllocator::allocate(size_t nbytes) {
   int64_t peak = peak_.load();
   while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
   }
-  live_.fetch_add(1);
+  int64_t live = live_.fetch_add(1) + 1;
+  if (live > peak_live_.load(std::memory_order_relaxed)) raise_peak(peak_live_, live);
   total_.fetch_add(1);
   return DataPtr(p, ctx, &CPUAllocator::free_block, kCPU);
 }
@@ -137,6 +160,7 @@ void CPUAllocator::free_block(void* ctx, void* data) {
       cache->blocks[c][cache->count[c]++] = data;
       return;
     }
+    sub_reserved(kMinClassBytes << c);
   } else {
     size_t bytes = large_block_bytes(nbytes);
     LargeCache& cache = large_cache();
@@ -146,6 +170,7 @@ void CPUAllocator::free_block(void* ctx, void* data) {
       cache.bytes += bytes;
       return;
     }
+    sub_reserved(bytes);
   }
   std::free(data);
 }
@@ -154,6 +179,7 @@ void CPUAllocator::empty_cache() {
   LargeCache& cache = large_cache();
   std::lock_guard<std::mutex> lk(cache.mu);
   for (auto& kv : cache.blocks) std::free(kv.second);
+  sub_reserved(cache.bytes);
   cache.blocks.clear();
   cache.bytes = 0;
 }
@@ -169,10 +195,29 @@ MemoryStats CPUAllocator::stats() const {
   s.peak_allocated_bytes = peak_.load();
   s.num_allocations = live_.load();
   s.total_allocations = total_.load();
+  s.reserved_bytes = g_reserved.load();
+  s.peak_reserved_bytes = g_peak_reserved.load();
+  s.peak_num_allocations = peak_live_.load();
   return s;
 }
 
-void CPUAllocator::reset_peak_stats() { peak_.store(allocated_.load()); }
+void CPUAllocator::reset_peak_stats() {
+  peak_.store(allocated_.load());
+  g_peak_reserved.store(g_reserved.load());
+  peak_live_.store(live_.load());
+}
+
+DataPtr Allocator::allocate(size_t nbytes, const Stream& stream) {
+  DataPtr p = allocate(nbytes);
+  EMBER_CHECK(p.device().type == stream.device_type(), "Allocator::allocate: cannot allocate ",
+              device_type_name(p.device().type), " memory for ", stream);
+  return p;
+}
+
+void Allocator::record_stream(const DataPtr& ptr, const Stream& stream) {
+  EMBER_CHECK(ptr.device() == stream.device(), "record_stream: the memory is on ", ptr.device(),
+              " but the stream is ", stream);
+}
 
 namespace {
 Allocator* g_allocators[kNumDeviceTypes] = {&cpu_allocator(), nullptr};
@@ -190,6 +235,35 @@ void set_allocator(DeviceType t, Allocator* allocator) {
 }
 
 MemoryStats memory_stats(Device device) { return get_allocator(device.type)->stats(); }
+int64_t memory_allocated(Device device) { return memory_stats(device).allocated_bytes; }
+int64_t max_memory_allocated(Device device) { return memory_stats(device).peak_allocated_bytes; }
+int64_t memory_reserved(Device device) { return memory_stats(device).reserved_bytes; }
+int64_t max_memory_reserved(Device device) { return memory_stats(device).peak_reserved_bytes; }
+
+void record_stream(const DataPtr& ptr, const Stream& stream) {
+  get_allocator(ptr.device().type)->record_stream(ptr, stream);
+}
+
+namespace {
+Allocator* g_pinned_allocator = nullptr;  // Note [Pinned host memory]
+}  // namespace
+
+bool has_pinned_allocator() { return g_pinned_allocator != nullptr; }
+
+Allocator* get_pinned_allocator() {
+  EMBER_CHECK(g_pinned_allocator != nullptr,
+              "get_pinned_allocator: pinned (page-locked) host memory needs the CUDA backend",
+              cuda_is_built()
+                  ? ", which has not registered one"
+                  : ": ember was built without CUDA (configure with -DEMBER_CUDA=real or sim)");
+  return g_pinned_allocator;
+}
+
+Allocator* set_pinned_allocator(Allocator* allocator) {
+  Allocator* old = g_pinned_allocator;
+  g_pinned_allocator = allocator;
+  return old;
+}
 void reset_peak_memory_stats(Device device) { get_allocator(device.type)->reset_peak_stats(); }
 void empty_cache(Device device) { get_allocator(device.type)->empty_cache(); }
 

@@ -25,7 +25,11 @@ void TensorImpl::refresh() {
 }
 
 Storage make_storage(size_t nbytes, Device device) {
-  return std::make_shared<StorageImpl>(get_allocator(device.type)->allocate(nbytes), nbytes);
+  Allocator* a = get_allocator(device.type);
+  // A device allocation names its device and stream: the current stream of device (Note
+  // [Allocations and streams] in core/allocator.h). The CPU needs neither.
+  if (device.is_cpu()) return std::make_shared<StorageImpl>(a->allocate(nbytes), nbytes);
+  return std::make_shared<StorageImpl>(a->allocate(nbytes, current_stream(device)), nbytes);
 }
 
 int64_t wrap_dim(int64_t d, int64_t ndim, const char* op) {

@@ -1,6 +1,8 @@
 #include "core/tensor_iter.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
 
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
@@ -45,6 +47,10 @@ TensorIterConfig& TensorIterConfig::static_shape(const Shape& s) {
   static_shape_ = s;
   return *this;
 }
+TensorIterConfig& TensorIterConfig::check_all_same_device(bool v) {
+  same_device_ = v;
+  return *this;
+}
 
 // Note [Per-op overhead]
 // An op on a few elements is all bookkeeping, so build() avoids heap allocations: operands
@@ -64,7 +70,7 @@ TensorIter TensorIterConfig::build() {
       device = t.device();
       have_device = true;
     } else {
-      EMBER_CHECK(device == t.device(), op_,
+      EMBER_CHECK(device == t.device() || !same_device_, op_,
                   ": expected all tensors to be on the same device, but found at least two "
                   "devices, ",
                   device, " and ", t.device());
@@ -141,7 +147,7 @@ TensorIter TensorIterConfig::build() {
     const Tensor& t = inputs_[i];
     bool convert = (promote_ || int_to_float_) && t.dtype() != common;
     Tensor in = convert ? native::to(t, common) : t;
-    if (in.device() != it.device_) in = native::to(in, it.device_);  // a wrapped number
+    if (in.device() != it.device_ && same_device_) in = native::to(in, it.device_);  // a wrapped number
     it.ops_[nout_ + i].tensor = std::move(in);
   }
 
@@ -301,7 +307,82 @@ void TensorIter::for_each(LoopFn loop, int64_t grain) const {
   parallel_for(0, numel_, grain, [&](int64_t b, int64_t e) { serial_for_each(loop, b, e); });
 }
 
+// ---- 32-bit indexing (Note [32-bit indexing]) -------------------------------------------------
+
+bool TensorIter::fits_index_limit(int64_t max_index) const {
+  if (numel_ == 0) return true;
+  if (numel_ > max_index) return false;
+  for (int i = 0; i < nops_; ++i) {
+    int64_t max_offset = 0;
+    for (int d = 0; d < ndim(); ++d)
+      max_offset += (shape_[d] - 1) * std::abs(ops_[i].byte_strides[d]);
+    if (max_offset > max_index) return false;
+  }
+  return true;
+}
+
+bool TensorIter::can_use_32bit_indexing() const {
+  return fits_index_limit(std::numeric_limits<int32_t>::max());
+}
+
+int TensorIter::dim_to_split() const {
+  int best = -1;
+  int64_t best_extent = -1, best_size = 0;
+  for (int d = 0; d < ndim(); ++d) {
+    if (shape_[d] < 2) continue;
+    int64_t extent = 0;
+    for (int i = 0; i < nops_; ++i)
+      extent = std::max(extent, std::abs(ops_[i].byte_strides[d]) * shape_[d]);
+    if (extent > best_extent || (extent == best_extent && shape_[d] > best_size)) {
+      best = d;
+      best_extent = extent;
+      best_size = shape_[d];
+    }
+  }
+  return best;
+}
+
+TensorIter TensorIter::narrowed(int dim, int64_t start, int64_t size) const {
+  TensorIter sub = *this;
+  sub.is_sub_ = true;
+  for (int i = 0; i < nops_; ++i) sub.ops_[i].data += start * ops_[i].byte_strides[dim];
+  sub.shape_[dim] = size;
+  sub.numel_ = numel_ / shape_[dim] * size;
+  return sub;
+}
+
+void TensorIter::split_into(int64_t max_index, std::vector<TensorIter>& out) const {
+  if (fits_index_limit(max_index)) {
+    out.push_back(*this);
+    out.back().is_sub_ = true;
+    return;
+  }
+  const int d = dim_to_split();
+  // Every dim of size 1 means every offset is 0 and numel is 1: that always fits.
+  EMBER_INTERNAL_ASSERT(d >= 0, op_, ": cannot split the iteration for 32-bit indexing");
+  const int64_t half = shape_[d] / 2;
+  narrowed(d, 0, half).split_into(max_index, out);
+  narrowed(d, half, shape_[d] - half).split_into(max_index, out);
+}
+
+std::vector<TensorIter> TensorIter::split_to_index_limit(int64_t max_index) const {
+  EMBER_CHECK(max_index >= 1, op_, ": index limit must be positive, got ", max_index);
+  std::vector<TensorIter> out;
+  if (fits_index_limit(max_index)) {
+    out.push_back(*this);
+    return out;
+  }
+  split_into(max_index, out);
+  return out;
+}
+
+std::vector<TensorIter> TensorIter::with_32bit_indexing() const {
+  return split_to_index_limit(std::numeric_limits<int32_t>::max());
+}
+
 void TensorIter::cast_outputs() {
+  EMBER_INTERNAL_ASSERT(!is_sub_, op_,
+                        ": cast_outputs() on a sub-iterator (Note [32-bit indexing])");
   for (int i = 0; i < noutputs_; ++i) {
     if (ops_[i].original.defined()) native::copy_(ops_[i].original, ops_[i].tensor);
   }

@@ -13,7 +13,26 @@
 //
 // for_each() runs rows over the thread pool once the op is large enough (kGrainSize). Empty
 // tensors run no row at all; every size and offset is int64, so there is no 32-bit index limit
-// on the CPU. The CUDA launcher (kernels/cuda) consumes the same description.
+// on the CPU. The CUDA launcher (kernels/cuda) consumes the same description, split where it
+// needs 32-bit offsets (Note [32-bit indexing]).
+//
+// Note [32-bit indexing]
+// GPU kernels index with 32-bit integers (a 64-bit division per element costs several times a
+// 32-bit one), so they need every element count and byte offset of an iteration to fit in
+// int32. That limit is handled here, once, as PyTorch's TensorIterator does:
+// can_use_32bit_indexing() says whether the whole iteration fits, and with_32bit_indexing()
+// splits it into sub-iterators that each fit and that together visit every element exactly
+// once. A split halves the dim with the largest byte extent (size * |stride| over the operands;
+// the largest size when every stride is 0) and recurses on both halves; a sub-iterator has the
+// same dims and byte strides, a smaller size along the split dim and data pointers moved to the
+// start of its part. The launcher writes
+//
+//   if (iter.can_use_32bit_indexing()) launch(iter);
+//   else for (const TensorIter& sub : iter.with_32bit_indexing()) launch(sub);
+//
+// A sub-iterator describes only its part through shape(), strides(), data() and numel();
+// tensor(i) and output(i) are still the whole operands, and cast_outputs() belongs to the parent
+// (a sub-iterator refuses it). The CPU loops need none of this (they index in int64).
 //
 // Note [Computing dtype and output casts]
 // Inputs are converted to the common dtype before iteration (a copy only when they differ, and
@@ -87,6 +106,18 @@ class TensorIter {
   // casts]). Every op built on TensorIter calls this after its kernel ran.
   void cast_outputs();
 
+  // Whether numel() and every operand's largest byte offset fit in int32 (Note [32-bit
+  // indexing]).
+  bool can_use_32bit_indexing() const;
+  // Sub-iterators that each can_use_32bit_indexing() and together cover this iteration exactly
+  // once, in order; just a copy of this iterator when it fits already.
+  std::vector<TensorIter> with_32bit_indexing() const;
+  // The general forms behind the two above, for any limit (tests use a small one).
+  bool fits_index_limit(int64_t max_index) const;
+  std::vector<TensorIter> split_to_index_limit(int64_t max_index) const;
+  // Whether this iterator is part of a split one (Note [32-bit indexing]).
+  bool is_sub_iterator() const { return is_sub_; }
+
  private:
   friend class TensorIterConfig;
   struct Operand {
@@ -106,6 +137,12 @@ class TensorIter {
   DType common_dtype_ = DType::Float32;
   Device device_;
   const char* op_ = "op";
+  bool is_sub_ = false;
+
+  // The dim to halve next and the two halves (Note [32-bit indexing]).
+  int dim_to_split() const;
+  TensorIter narrowed(int dim, int64_t start, int64_t size) const;
+  void split_into(int64_t max_index, std::vector<TensorIter>& out) const;
 };
 
 // The general builder behind the shortcuts above.
@@ -126,6 +163,9 @@ class TensorIterConfig {
   TensorIterConfig& output_dtype(DType t);
   // Iterate over this shape; inputs must broadcast to it (fill, random, expand copies).
   TensorIterConfig& static_shape(const Shape& s);
+  // With false, operands may live on different devices (a copy between devices; the kernel of
+  // the device pair knows how to reach both). The iterator's device() is then output 0's.
+  TensorIterConfig& check_all_same_device(bool v = true);
 
   TensorIter build();
 
@@ -133,7 +173,7 @@ class TensorIterConfig {
   const char* op_;
   Tensor outputs_[TensorIter::kMaxOperands], inputs_[TensorIter::kMaxOperands];
   int nout_ = 0, nin_ = 0;
-  bool promote_ = false, int_to_float_ = false, same_dtype_ = false;
+  bool promote_ = false, int_to_float_ = false, same_dtype_ = false, same_device_ = true;
   std::optional<DType> output_dtype_;
   std::optional<Shape> static_shape_;
 };

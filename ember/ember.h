@@ -13,6 +13,7 @@
 #include "core/generator.h"
 #include "core/parallel.h"
 #include "core/scalar.h"
+#include "core/stream.h"
 #include "core/tensor.h"
 #include "autograd/ops/ops.h"
 #include "autograd/autograd.h"

@@ -27,10 +27,26 @@ const Tensor& native::copy_(const Tensor& dst, const Tensor& src) {
     if (dst.data_ptr() != src.data_ptr()) std::memmove(dst.data_ptr(), src.data_ptr(), dst.nbytes());
     return dst;
   }
-  EMBER_CHECK(dst.device() == src.device(), "copy_: copying from ", src.device(), " to ",
-              dst.device(), " needs the CUDA backend, which this build does not have");
-  TensorIter iter = TensorIterConfig("copy_").add_output(dst).add_input(src).static_shape(dst.sizes()).build();
-  copy_stub(dst.device().type, iter);
+  const DeviceType src_type = src.device().type, dst_type = dst.device().type;
+  if (dst.device() == src.device()) {
+    TensorIter iter =
+        TensorIterConfig("copy_").add_output(dst).add_input(src).static_shape(dst.sizes()).build();
+    copy_stub(src_type, dst_type, iter);
+    return dst;
+  }
+  // Between devices: the pair's kernel (Note [Device-pair stubs] in core/dispatch.h).
+  EMBER_CHECK(copy_stub.has_kernel(src_type, dst_type), "copy_: no kernel copies from ",
+              src.device(), " to ", dst.device(),
+              cuda_is_built()
+                  ? ""
+                  : ": ember was built without CUDA (configure with -DEMBER_CUDA=real or sim)");
+  TensorIter iter = TensorIterConfig("copy_")
+                        .add_output(dst)
+                        .add_input(src)
+                        .static_shape(dst.sizes())
+                        .check_all_same_device(false)
+                        .build();
+  copy_stub(src_type, dst_type, iter);
   return dst;
 }
 

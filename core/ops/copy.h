@@ -22,9 +22,13 @@ inline Tensor to(const Tensor& t, DType dtype) { return to(t, t.device(), dtype)
 inline Tensor to(const Tensor& t, Device device) { return to(t, device, t.dtype()); }
 }  // namespace native
 
+// copy_stub has one kernel per (source, destination) device-type pair (Note [Device-pair stubs]
+// in core/dispatch.h): iter's output 0 is the destination, input 1 the source, each on its own
+// device when they differ (TensorIterConfig::check_all_same_device(false)); the kernel converts
+// dtypes. kernels/cpu fills (CPU, CPU); CPU<->CUDA arrives with the CUDA backend.
 using copy_fn = void (*)(TensorIter& iter);
 using fill_fn = void (*)(TensorIter& iter, const Scalar& value);
-EMBER_DECLARE_DISPATCH(copy_fn, copy_stub);
+EMBER_DECLARE_DEVICE_PAIR_DISPATCH(copy_fn, copy_stub);
 EMBER_DECLARE_DISPATCH(fill_fn, fill_stub);
 
 }  // namespace ember

@@ -27,7 +27,7 @@ void fill_kernel(TensorIter& iter, const Scalar& value) {
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL(copy_stub, DeviceType::CPU, copy_kernel);
+EMBER_REGISTER_DEVICE_PAIR_KERNEL(copy_stub, DeviceType::CPU, DeviceType::CPU, copy_kernel);
 EMBER_REGISTER_KERNEL(fill_stub, DeviceType::CPU, fill_kernel);
 
 }  // namespace ember::kernels::cpu

@@ -39,7 +39,9 @@ std::vector<Device> op_table_devices() {
   std::vector<Device> devices{kCPU};
   for (int d = 0; d < kNumDeviceTypes; ++d) {
     const auto type = static_cast<DeviceType>(d);
-    if (type != DeviceType::CPU && copy_stub.table[d] != nullptr) devices.emplace_back(type, 0);
+    if (type != DeviceType::CPU && copy_stub.has_kernel(DeviceType::CPU, type) &&
+        copy_stub.has_kernel(type, DeviceType::CPU))
+      devices.emplace_back(type, 0);
   }
   return devices;
 }

@@ -15,7 +15,7 @@ namespace ember::testing {
 std::string compare(const Tensor& got, const RefTensor& want, double tol_scale);
 
 // The devices the op table runs on: the CPU first, then every other device this build has
-// kernels for (a device type counts when its copy kernel is registered).
+// kernels for (a device type counts when its copies from and to the CPU are registered).
 // Today that is the CPU alone; the CUDA backend (real or simulated) adds "cuda".
 std::vector<Device> op_table_devices();
 
