@@ -14,9 +14,26 @@
 //   EMBER_DEFINE_DISPATCH(add_stub);
 //   // kernels/cpu/binary.cpp
 //   EMBER_REGISTER_KERNEL(add_stub, DeviceType::CPU, add_kernel);
+//
+// Note [Stub registry]
+// Every stub defined with EMBER_DEFINE_DISPATCH is listed: dispatch_stubs() gives each one's
+// name and which device slots hold a kernel, stubs_missing(device) the names of those without
+// a kernel for `device` (tests/test_dispatch_registry.cpp fails for any stub without a CPU
+// kernel; a new backend lists what it still lacks). The listing must not disturb the static
+// registration: a DispatchStub is constant-initialised (its constructor is constexpr), so its
+// table is all nullptr before any dynamic initialiser runs, and kernels may fill it from other
+// translation units in any order. A dynamic constructor could run after a registration and
+// wipe the slot. So the stub stays as it is and EMBER_DEFINE_DISPATCH also defines a
+// StubListing object next to it, whose (dynamic) constructor adds the stub's address to a
+// list held in a function-local static (made on first use, so the order in which translation
+// units initialise does not matter). The list holds addresses only; slots are read when
+// dispatch_stubs() is called, after static initialisation.
 
+#include <array>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/device.h"
 #include "core/error.h"
@@ -30,13 +47,15 @@ struct DispatchStub {
 
   explicit constexpr DispatchStub(const char* n) : name(n) {}
 
+  // Whether a kernel is registered for `device`.
+  bool has_kernel(DeviceType device) const { return table[static_cast<int>(device)] != nullptr; }
+
   template <class... Args>
   decltype(auto) operator()(DeviceType device, Args&&... args) const {
     FnPtr fn = table[static_cast<int>(device)];
-    EMBER_CHECK(fn != nullptr, name, ": no kernel for device ", device_type_name(device),
-                device == DeviceType::CUDA && !cuda_is_built()
-                    ? " (ember was built without CUDA)"
-                    : "");
+    EMBER_CHECK(
+        fn != nullptr, name, ": no kernel for device ", device_type_name(device),
+        device == DeviceType::CUDA && !cuda_is_built() ? " (ember was built without CUDA)" : "");
     return fn(std::forward<Args>(args)...);
   }
 };
@@ -88,15 +107,62 @@ struct KernelRegistrar {
   }
 };
 
+// One stub as dispatch_stubs() reports it.
+struct StubInfo {
+  std::string name;
+  std::array<bool, kNumDeviceTypes> has_kernel{};  // by static_cast<int>(DeviceType)
+};
+
+// Every stub defined in the program (Note [Stub registry]), in the order they were listed.
+std::vector<StubInfo> dispatch_stubs();
+// The names of the stubs without a kernel for `device`.
+std::vector<std::string> stubs_missing(DeviceType device);
+
+namespace detail {
+// A type-erased reference to one DispatchStub<FnPtr>.
+struct StubRecord {
+  const void* stub;
+  const char* (*name)(const void* stub);
+  bool (*has_kernel)(const void* stub, DeviceType device);
+};
+// Adds a stub to the list (called by StubListing during static initialisation).
+void list_stub(const StubRecord& record);
+}  // namespace detail
+
+// Lists a stub at static-initialisation time (EMBER_DEFINE_DISPATCH defines one per stub).
+struct StubListing {
+  template <class FnPtr>
+  explicit StubListing(const DispatchStub<FnPtr>& stub) {
+    using Stub = DispatchStub<FnPtr>;
+    detail::list_stub(
+        {&stub, [](const void* s) { return static_cast<const Stub*>(s)->name; },
+         [](const void* s, DeviceType d) { return static_cast<const Stub*>(s)->has_kernel(d); }});
+  }
+  // A device-pair stub counts as having a kernel for `device` when it has both directions
+  // between that device and the CPU (for the CPU itself: CPU -> CPU).
+  template <class FnPtr>
+  explicit StubListing(const DevicePairDispatchStub<FnPtr>& stub) {
+    using Stub = DevicePairDispatchStub<FnPtr>;
+    detail::list_stub({&stub, [](const void* s) { return static_cast<const Stub*>(s)->name; },
+                       [](const void* s, DeviceType d) {
+                         const Stub* p = static_cast<const Stub*>(s);
+                         return p->has_kernel(DeviceType::CPU, d) && p->has_kernel(d, DeviceType::CPU);
+                       }});
+  }
+};
+
 }  // namespace ember
 
 #define EMBER_DECLARE_DISPATCH(FnPtrType, stub) extern ::ember::DispatchStub<FnPtrType> stub
-#define EMBER_DEFINE_DISPATCH(stub) decltype(stub) stub(#stub)
+// The stub (constant-initialised) and its listing (Note [Stub registry]).
+#define EMBER_DEFINE_DISPATCH(stub) \
+  decltype(stub) stub(#stub);       \
+  static const ::ember::StubListing stub##_listing_(stub)
+#define EMBER_REGISTER_KERNEL(stub, device, fn)                                     \
+  static ::ember::KernelRegistrar<std::remove_reference_t<decltype(stub.table[0])>> \
+      stub##_##fn##_registrar(stub, device, fn)
 #define EMBER_DECLARE_DEVICE_PAIR_DISPATCH(FnPtrType, stub) \
   extern ::ember::DevicePairDispatchStub<FnPtrType> stub
 #define EMBER_REGISTER_DEVICE_PAIR_KERNEL(stub, src, dst, fn)                                    \
   static ::ember::DevicePairKernelRegistrar<std::remove_reference_t<decltype(stub.table[0][0])>> \
       stub##_##fn##_registrar(stub, src, dst, fn)
-#define EMBER_REGISTER_KERNEL(stub, device, fn) \
-  static ::ember::KernelRegistrar<std::remove_reference_t<decltype(stub.table[0])>> \
-      stub##_##fn##_registrar(stub, device, fn)

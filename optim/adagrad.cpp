@@ -3,7 +3,8 @@
 #include <cmath>
 
 #include "core/ops/factory.h"
-#include "optim/fused.h"
+#include "core/ops/optim.h"
+#include "optim/step_count.h"
 
 namespace ember::optim {
 
@@ -57,25 +58,7 @@ void Adagrad::update(const ParamGroup& group, const Tensor& param, const Tensor&
   const double step = detail::increment_step(state.at("step"));
   const double clr = lr / (1.0 + (step - 1.0) * lr_decay);
 
-  detail::fused_update("Adagrad", param, grad, {state.at("sum")},
-                       [&](auto* p, const auto* g, const auto& s, int64_t begin, int64_t end) {
-                         using T = std::remove_pointer_t<decltype(p)>;
-                         using acc = opmath_t<T>;
-                         const acc wd = static_cast<acc>(weight_decay);
-                         const acc eps_c = static_cast<acc>(eps);
-                         const acc neg_clr = static_cast<acc>(-clr);
-                         T* sum = s[0];
-                         for (int64_t i = begin; i < end; ++i) {
-                           acc gi = static_cast<acc>(g[i]);
-                           if (maximize) gi = -gi;
-                           const acc pi = static_cast<acc>(p[i]);
-                           if (weight_decay != 0.0) gi = gi + wd * pi;
-                           const acc si = static_cast<acc>(sum[i]) + gi * gi;
-                           sum[i] = static_cast<T>(si);
-                           const acc std_ = std::sqrt(si) + eps_c;
-                           p[i] = static_cast<T>(pi + neg_clr * gi / std_);
-                         }
-                       });
+  native::adagrad_step_(param, grad, state.at("sum"), {clr, eps, weight_decay, maximize});
 }
 
 }  // namespace ember::optim

@@ -4,7 +4,8 @@
 #include <cmath>
 
 #include "core/ops/factory.h"
-#include "optim/fused.h"
+#include "core/ops/optim.h"
+#include "optim/step_count.h"
 
 namespace ember::optim {
 
@@ -33,9 +34,9 @@ void check_adam_options(const char* who, const GroupOptions& o) {
 }
 
 // One Adam (decoupled = false) or AdamW (decoupled = true) update of `param`; the formulas
-// are in optim/adam.h.
-void adam_update(const char* who, bool decoupled, const ParamGroup& group, const Tensor& param,
-                 const Tensor& grad, ParamState& state) {
+// are in optim/adam.h. Errors name "AdamW" or "Adam" (native::adam_step_).
+void adam_update(bool decoupled, const ParamGroup& group, const Tensor& param, const Tensor& grad,
+                 ParamState& state) {
   const double lr = group.get("lr");
   const double beta1 = group.get("betas0");
   const double beta2 = group.get("betas1");
@@ -56,45 +57,19 @@ void adam_update(const char* who, bool decoupled, const ParamGroup& group, const
   const double bias_correction2 = 1.0 - std::pow(beta2, step);
   const double step_size = lr / bias_correction1;
   const double bias_correction2_sqrt = std::sqrt(bias_correction2);
-  const bool l2 = !decoupled && weight_decay != 0.0;
-
-  detail::fused_update(who, param, grad,
-                       {state.at("exp_avg"), state.at("exp_avg_sq"),
-                        amsgrad ? state.at("max_exp_avg_sq") : Tensor()},
-                       [&](auto* p, const auto* g, const auto& s, int64_t begin, int64_t end) {
-                         using T = std::remove_pointer_t<decltype(p)>;
-                         using acc = opmath_t<T>;
-                         const acc b1 = static_cast<acc>(beta1), b2 = static_cast<acc>(beta2);
-                         const acc one_minus_b1 = static_cast<acc>(1.0 - beta1);
-                         const acc one_minus_b2 = static_cast<acc>(1.0 - beta2);
-                         const acc wd = static_cast<acc>(weight_decay);
-                         const acc decay = static_cast<acc>(1.0 - lr * weight_decay);
-                         const acc bc2_sqrt = static_cast<acc>(bias_correction2_sqrt);
-                         const acc eps_c = static_cast<acc>(eps);
-                         const acc neg_step_size = static_cast<acc>(-step_size);
-                         T* m = s[0];
-                         T* v = s[1];
-                         T* v_max = s[2];
-                         detail::static_bool(amsgrad, [&](auto use_max) {
-                           for (int64_t i = begin; i < end; ++i) {
-                             acc gi = static_cast<acc>(g[i]);
-                             if (maximize) gi = -gi;
-                             acc pi = static_cast<acc>(p[i]);
-                             if (decoupled) pi = pi * decay;
-                             if (l2) gi = gi + wd * pi;
-                             const acc mi = static_cast<acc>(m[i]) * b1 + one_minus_b1 * gi;
-                             acc vi = static_cast<acc>(v[i]) * b2 + one_minus_b2 * gi * gi;
-                             m[i] = static_cast<T>(mi);
-                             v[i] = static_cast<T>(vi);
-                             if constexpr (decltype(use_max)::value) {
-                               vi = std::max(static_cast<acc>(v_max[i]), vi);
-                               v_max[i] = static_cast<T>(vi);
-                             }
-                             const acc denom = std::sqrt(vi) / bc2_sqrt + eps_c;
-                             p[i] = static_cast<T>(pi + neg_step_size * mi / denom);
-                           }
-                         });
-                       });
+  AdamCoefficients c;
+  c.lr = lr;
+  c.beta1 = beta1;
+  c.beta2 = beta2;
+  c.eps = eps;
+  c.weight_decay = weight_decay;
+  c.step_size = step_size;
+  c.bias_correction2_sqrt = bias_correction2_sqrt;
+  c.decoupled = decoupled;
+  c.amsgrad = amsgrad;
+  c.maximize = maximize;
+  native::adam_step_(param, grad, state.at("exp_avg"), state.at("exp_avg_sq"),
+                     amsgrad ? state.at("max_exp_avg_sq") : Tensor(), c);
 }
 
 }  // namespace
@@ -112,7 +87,7 @@ void Adam::check_options(const GroupOptions& options) const { check_adam_options
 
 void Adam::update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
                   ParamState& state) {
-  adam_update("Adam", /*decoupled=*/false, group, param, grad, state);
+  adam_update(/*decoupled=*/false, group, param, grad, state);
 }
 
 AdamW::AdamW(std::vector<Tensor> params, const AdamWOptions& options)
@@ -130,7 +105,7 @@ void AdamW::check_options(const GroupOptions& options) const {
 
 void AdamW::update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
                    ParamState& state) {
-  adam_update("AdamW", /*decoupled=*/true, group, param, grad, state);
+  adam_update(/*decoupled=*/true, group, param, grad, state);
 }
 
 }  // namespace ember::optim

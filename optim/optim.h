@@ -4,7 +4,8 @@
 // - optim/optimizer.h     Optimizer: parameter groups, per-parameter state, zero_grad, step,
 //                         state_dict (Note [Optimizer state_dict keys])
 // - optim/sgd.h, adam.h (Adam, AdamW), rmsprop.h, adagrad.h: the optimizers
-// - optim/fused.h         the fused element loop the updates run (internal)
+// - optim/step_count.h    the step counters (internal); each update is one fused kernel,
+//                         native::sgd_step_ ... in core/ops/optim.h
 // - optim/lr_scheduler.h  LRScheduler and the epoch/batch schedules (StepLR ... OneCycleLR)
 // - optim/reduce_lr_on_plateau.h  ReduceLROnPlateau, driven by a metric
 // Gradient clipping is in nn/clip_grad.h (torch.nn.utils).

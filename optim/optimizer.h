@@ -26,8 +26,9 @@
 // step() that sees the parameter's gradient (Adagrad: when the parameter is added).
 //
 // step() runs under NoGradGuard and skips parameters whose grad() is undefined. The update is
-// one fused pass over each parameter's raw data (Note [Fused optimizer steps] in
-// optim/fused.h), with PyTorch 1.13's formulas (its single-tensor path).
+// one fused pass over each parameter's data, a dispatched kernel (native::adam_step_ ...,
+// Note [Fused optimizer steps] in core/ops/optim.h), with PyTorch 1.13's formulas (its
+// single-tensor path).
 //
 // Note [Optimizer state_dict keys]
 // state_dict() is one flat TensorDict, so that a checkpoint can be written with safetensors

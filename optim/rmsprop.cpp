@@ -3,7 +3,8 @@
 #include <cmath>
 
 #include "core/ops/factory.h"
-#include "optim/fused.h"
+#include "core/ops/optim.h"
+#include "optim/step_count.h"
 
 namespace ember::optim {
 
@@ -58,51 +59,10 @@ void RMSprop::update(const ParamGroup& group, const Tensor& param, const Tensor&
   if (centered && !state.has("grad_avg")) state["grad_avg"] = zeros_like(param);
   detail::increment_step(state.at("step"));
 
-  detail::fused_update(
-      "RMSprop", param, grad,
-      {state.at("square_avg"), centered ? state.at("grad_avg") : Tensor(),
-       momentum > 0.0 ? state.at("momentum_buffer") : Tensor()},
-      [&](auto* p, const auto* g, const auto& s, int64_t begin, int64_t end) {
-        using T = std::remove_pointer_t<decltype(p)>;
-        using acc = opmath_t<T>;
-        const acc a = static_cast<acc>(alpha);
-        const acc one_minus_a = static_cast<acc>(1.0 - alpha);
-        const acc wd = static_cast<acc>(weight_decay);
-        const acc eps_c = static_cast<acc>(eps);
-        const acc mom = static_cast<acc>(momentum);
-        const acc neg_lr = static_cast<acc>(-lr);
-        T* square_avg = s[0];
-        T* grad_avg = s[1];
-        T* buf = s[2];
-        detail::static_bool(centered, [&](auto is_centered) {
-          detail::static_bool(momentum > 0.0, [&](auto has_momentum) {
-            for (int64_t i = begin; i < end; ++i) {
-              acc gi = static_cast<acc>(g[i]);
-              if (maximize) gi = -gi;
-              const acc pi = static_cast<acc>(p[i]);
-              if (weight_decay != 0.0) gi = gi + wd * pi;
-              const acc v = static_cast<acc>(square_avg[i]) * a + one_minus_a * gi * gi;
-              square_avg[i] = static_cast<T>(v);
-              acc avg;
-              if constexpr (decltype(is_centered)::value) {
-                const acc ga = static_cast<acc>(grad_avg[i]) * a + one_minus_a * gi;
-                grad_avg[i] = static_cast<T>(ga);
-                avg = std::sqrt(v + static_cast<acc>(-1) * ga * ga);
-              } else {
-                avg = std::sqrt(v);
-              }
-              avg = avg + eps_c;
-              if constexpr (decltype(has_momentum)::value) {
-                const acc b = static_cast<acc>(buf[i]) * mom + gi / avg;
-                buf[i] = static_cast<T>(b);
-                p[i] = static_cast<T>(pi + neg_lr * b);
-              } else {
-                p[i] = static_cast<T>(pi + neg_lr * gi / avg);
-              }
-            }
-          });
-        });
-      });
+  native::rmsprop_step_(param, grad, state.at("square_avg"),
+                        centered ? state.at("grad_avg") : Tensor(),
+                        momentum > 0.0 ? state.at("momentum_buffer") : Tensor(),
+                        {lr, alpha, eps, weight_decay, momentum, centered, maximize});
 }
 
 }  // namespace ember::optim

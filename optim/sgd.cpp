@@ -1,7 +1,7 @@
 #include "optim/sgd.h"
 
 #include "core/ops/factory.h"
-#include "optim/fused.h"
+#include "core/ops/optim.h"
 
 namespace ember::optim {
 
@@ -53,31 +53,8 @@ void SGD::update(const ParamGroup& group, const Tensor& param, const Tensor& gra
     if (first) state["momentum_buffer"] = empty_like(param);
     buf = state.at("momentum_buffer");
   }
-  detail::fused_update("SGD", param, grad, {buf},
-                       [&](auto* p, const auto* g, const auto& s, int64_t begin, int64_t end) {
-                         using T = std::remove_pointer_t<decltype(p)>;
-                         using acc = opmath_t<T>;
-                         const acc wd = static_cast<acc>(weight_decay);
-                         const acc mom = static_cast<acc>(momentum);
-                         const acc one_minus_damp = static_cast<acc>(1.0 - dampening);
-                         const acc neg_lr = static_cast<acc>(-lr);
-                         T* b = s[0];
-                         detail::static_bool(b != nullptr, [&](auto has_momentum) {
-                           for (int64_t i = begin; i < end; ++i) {
-                             acc d = static_cast<acc>(g[i]);
-                             if (maximize) d = -d;
-                             const acc pi = static_cast<acc>(p[i]);
-                             if (weight_decay != 0.0) d = d + wd * pi;
-                             if constexpr (decltype(has_momentum)::value) {
-                               const acc v =
-                                   first ? d : static_cast<acc>(b[i]) * mom + one_minus_damp * d;
-                               b[i] = static_cast<T>(v);
-                               d = nesterov ? d + mom * v : v;
-                             }
-                             p[i] = static_cast<T>(pi + neg_lr * d);
-                           }
-                         });
-                       });
+  native::sgd_step_(param, grad, buf,
+                    {lr, momentum, dampening, weight_decay, nesterov, maximize, first});
 }
 
 }  // namespace ember::optim

@@ -7,6 +7,10 @@
 
 namespace ember {
 
+EMBER_DEFINE_DISPATCH(arange_stub);
+EMBER_DEFINE_DISPATCH(linspace_stub);
+EMBER_DEFINE_DISPATCH(eye_stub);
+
 namespace {
 constexpr const char* kFactoryOps[] = {"empty", "zeros", "ones", "full", "arange", "linspace",
                                        "eye", "tensor", "from_blob"};
@@ -73,47 +77,33 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
                         : (end.to_int64() - start.to_int64() + step.to_int64() +
                            (step.to_int64() > 0 ? -1 : 1)) /
                               step.to_int64();
-  Tensor t = empty({n}, TensorOptions(dt));
-  EMBER_DISPATCH_NUMERIC(dt, "arange", [&] {
-    scalar_t* p = t.data_ptr<scalar_t>();
-    for (int64_t i = 0; i < n; ++i) {
-      if (any_float) {
-        p[i] = static_cast<scalar_t>(s + static_cast<double>(i) * st);
-      } else {
-        p[i] = static_cast<scalar_t>(start.to_int64() + i * step.to_int64());
-      }
-    }
-  });
-  return options.device_.is_cpu() ? t : native::to(t, options.device_);
+  Tensor t = empty({n}, TensorOptions(dt).device(options.device_));
+  ArangeArgs args;
+  args.floating = any_float;
+  args.start = s;
+  args.step = st;
+  if (!any_float) {
+    args.int_start = start.to_int64();
+    args.int_step = step.to_int64();
+  }
+  arange_stub(t.device().type, t, args);
+  return t;
 }
 
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options) {
   EMBER_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
   DType dt = options.dtype_or_default();
-  Tensor t = empty({steps}, TensorOptions(dt));
-  double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-  EMBER_DISPATCH_NUMERIC(dt, "linspace", [&] {
-    scalar_t* p = t.data_ptr<scalar_t>();
-    // Fill from both ends, as PyTorch does, so that the last value is exactly `end`.
-    int64_t half = steps / 2;
-    for (int64_t i = 0; i < steps; ++i) {
-      double v = i < half ? start + step * static_cast<double>(i)
-                          : end - step * static_cast<double>(steps - 1 - i);
-      p[i] = static_cast<scalar_t>(v);
-    }
-  });
-  return options.device_.is_cpu() ? t : native::to(t, options.device_);
+  Tensor t = empty({steps}, TensorOptions(dt).device(options.device_));
+  linspace_stub(t.device().type, t, start, end);
+  return t;
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m_opt, const TensorOptions& options) {
   int64_t m = m_opt.value_or(n);
   EMBER_CHECK(n >= 0 && m >= 0, "eye: sizes must be non-negative, got ", n, " and ", m);
-  Tensor t = zeros({n, m}, options.dtype(options.dtype_or_default()).device(kCPU));
-  EMBER_DISPATCH_ALL(t.dtype(), "eye", [&] {
-    scalar_t* p = t.data_ptr<scalar_t>();
-    for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = static_cast<scalar_t>(1);
-  });
-  return options.device_.is_cpu() ? t : native::to(t, options.device_);
+  Tensor t = zeros({n, m}, options.dtype(options.dtype_or_default()));
+  eye_stub(t.device().type, t);
+  return t;
 }
 
 template <class T>
@@ -127,8 +117,8 @@ Tensor tensor(const std::vector<T>& values, const Shape& sizes_in, const TensorO
   Tensor t = empty(sizes, TensorOptions(dtype_of_v<T>));
   std::copy(values.begin(), values.end(), t.data_ptr<T>());
   DType want = options.dtype_ ? *options.dtype_ : dtype_of_v<T>;
-  if (want != t.dtype()) t = native::to(t, want);
-  return options.device_.is_cpu() ? t : native::to(t, options.device_);
+  if (want != t.dtype()) t = native::to(t, t.device(), want);
+  return options.device_.is_cpu() ? t : native::to(t, options.device_, t.dtype());
 }
 
 template <>
@@ -136,7 +126,7 @@ Tensor tensor<bool>(const std::vector<bool>& values, const Shape& sizes_in,
                     const TensorOptions& options) {
   std::vector<uint8_t> bytes(values.begin(), values.end());
   Tensor t = tensor(bytes, sizes_in.empty() ? Shape{static_cast<int64_t>(values.size())} : sizes_in);
-  return native::to(native::to(t, options.dtype_ ? *options.dtype_ : kBool), options.device_);
+  return native::to(t, options.device_, options.dtype_ ? *options.dtype_ : kBool);
 }
 
 template Tensor tensor<uint8_t>(const std::vector<uint8_t>&, const Shape&, const TensorOptions&);

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "core/dispatch.h"
 #include "core/tensor.h"
 
 namespace ember {
@@ -46,5 +47,23 @@ Tensor from_vector(const std::vector<T>& values, const Shape& sizes = {},
 // when the last tensor viewing it dies; otherwise the caller keeps the memory alive.
 Tensor from_blob(void* data, const Shape& sizes, DType dtype,
                  std::function<void(void*)> deleter = nullptr, const Shape& strides = {});
+
+// Kernels of the filling factories (full is fill_stub, core/ops/copy.h). `out` is contiguous
+// and may be empty.
+// arange: out[i] = start + i * step, in double when `floating` (a floating start, end or step),
+// else in int64 (int_start + i * int_step); kernels/math/factory.h.
+struct ArangeArgs {
+  bool floating = false;
+  double start = 0.0, step = 0.0;
+  int64_t int_start = 0, int_step = 0;
+};
+using arange_fn = void (*)(const Tensor& out, const ArangeArgs& args);
+// linspace: out (1-D, n >= 0 values) from start to end, filled from both ends.
+using linspace_fn = void (*)(const Tensor& out, double start, double end);
+// eye: out is a zeroed [n, m] matrix (n, m >= 0); sets out[i, i] = 1 for i < min(n, m).
+using eye_fn = void (*)(const Tensor& out);
+EMBER_DECLARE_DISPATCH(arange_fn, arange_stub);
+EMBER_DECLARE_DISPATCH(linspace_fn, linspace_stub);
+EMBER_DECLARE_DISPATCH(eye_fn, eye_stub);
 
 }  // namespace ember
