@@ -7,24 +7,23 @@
 // inputs, prepares its output, then calls `stub(device_type, args...)`. A missing slot (a cuda
 // tensor in a CPU-only build) is an ember::Error naming the op and the device.
 //
-//   // core/ops/binary.h
+//   // core/ops/binary.h: the stub, declared and defined in one line
 //   using binary_fn = void (*)(TensorIter&, const Scalar& alpha);
 //   EMBER_DECLARE_DISPATCH(binary_fn, add_stub);
-//   // core/ops/binary.cpp
-//   EMBER_DEFINE_DISPATCH(add_stub);
+//   // core/ops/binary.cpp: native::add calls add_stub(iter.device().type, iter, alpha)
 //   // kernels/cpu/binary.cpp
 //   EMBER_REGISTER_KERNEL(add_stub, DeviceType::CPU, add_kernel);
 //
 // Note [Stub registry]
-// Every stub defined with EMBER_DEFINE_DISPATCH is listed: dispatch_stubs() gives each one's
+// Every stub made with EMBER_DECLARE_DISPATCH (or its device-pair form) is listed: dispatch_stubs() gives each one's
 // name and which device slots hold a kernel, stubs_missing(device) the names of those without
 // a kernel for `device` (tests/test_dispatch_registry.cpp fails for any stub without a CPU
 // kernel; a new backend lists what it still lacks). The listing must not disturb the static
 // registration: a DispatchStub is constant-initialised (its constructor is constexpr), so its
 // table is all nullptr before any dynamic initialiser runs, and kernels may fill it from other
 // translation units in any order. A dynamic constructor could run after a registration and
-// wipe the slot. So the stub stays as it is and EMBER_DEFINE_DISPATCH also defines a
-// StubListing object next to it, whose (dynamic) constructor adds the stub's address to a
+// wipe the slot. So the stub stays as it is and EMBER_DECLARE_DISPATCH also defines a
+// StubListing object next to it (both inline variables: one of each in the program), whose (dynamic) constructor adds the stub's address to a
 // list held in a function-local static (made on first use, so the order in which translation
 // units initialise does not matter). The list holds addresses only; slots are read when
 // dispatch_stubs() is called, after static initialisation.
@@ -66,9 +65,10 @@ struct DispatchStub {
 // only the CUDA side knows how to move bytes across (cudaMemcpyAsync on the current stream,
 // pinned staging). A missing pair is an ember::Error naming both device types.
 //
-//   // core/ops/copy.cpp                    // kernels/cpu/copy.cpp
-//   EMBER_DEFINE_DISPATCH(copy_stub);       EMBER_REGISTER_DEVICE_PAIR_KERNEL(copy_stub,
-//   copy_stub(src_type, dst_type, iter);        DeviceType::CPU, DeviceType::CPU, copy_kernel);
+//   // core/ops/copy.h                                   // kernels/cpu/copy.cpp
+//   EMBER_DECLARE_DEVICE_PAIR_DISPATCH(copy_fn, copy_stub);  EMBER_REGISTER_DEVICE_PAIR_KERNEL(
+//   // core/ops/copy.cpp                                     copy_stub, DeviceType::CPU,
+//   copy_stub(src_type, dst_type, iter);                     DeviceType::CPU, copy_kernel);
 template <class FnPtr>
 struct DevicePairDispatchStub {
   const char* name;
@@ -129,7 +129,7 @@ struct StubRecord {
 void list_stub(const StubRecord& record);
 }  // namespace detail
 
-// Lists a stub at static-initialisation time (EMBER_DEFINE_DISPATCH defines one per stub).
+// Lists a stub at static-initialisation time (EMBER_DECLARE_DISPATCH defines one per stub).
 struct StubListing {
   template <class FnPtr>
   explicit StubListing(const DispatchStub<FnPtr>& stub) {
@@ -153,16 +153,18 @@ struct StubListing {
 
 }  // namespace ember
 
-#define EMBER_DECLARE_DISPATCH(FnPtrType, stub) extern ::ember::DispatchStub<FnPtrType> stub
-// The stub (constant-initialised) and its listing (Note [Stub registry]).
-#define EMBER_DEFINE_DISPATCH(stub) \
-  decltype(stub) stub(#stub);       \
-  static const ::ember::StubListing stub##_listing_(stub)
+// Declares and defines a stub, in the family's header: a C++17 inline variable, so there is one
+// stub in the program however many files include the header, with no separate definition to
+// write. The stub is constant-initialised; its listing is not (Note [Stub registry]).
+#define EMBER_DECLARE_DISPATCH(FnPtrType, stub)          \
+  inline ::ember::DispatchStub<FnPtrType> stub{#stub}; \
+  inline const ::ember::StubListing stub##_listing_ { stub }
 #define EMBER_REGISTER_KERNEL(stub, device, fn)                                     \
   static ::ember::KernelRegistrar<std::remove_reference_t<decltype(stub.table[0])>> \
       stub##_##fn##_registrar(stub, device, fn)
-#define EMBER_DECLARE_DEVICE_PAIR_DISPATCH(FnPtrType, stub) \
-  extern ::ember::DevicePairDispatchStub<FnPtrType> stub
+#define EMBER_DECLARE_DEVICE_PAIR_DISPATCH(FnPtrType, stub)        \
+  inline ::ember::DevicePairDispatchStub<FnPtrType> stub{#stub}; \
+  inline const ::ember::StubListing stub##_listing_ { stub }
 #define EMBER_REGISTER_DEVICE_PAIR_KERNEL(stub, src, dst, fn)                                    \
   static ::ember::DevicePairKernelRegistrar<std::remove_reference_t<decltype(stub.table[0][0])>> \
       stub##_##fn##_registrar(stub, src, dst, fn)

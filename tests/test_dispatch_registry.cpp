@@ -21,12 +21,10 @@ namespace {
 // Deliberately without any kernel: the detector must report it.
 using registry_test_fn = void (*)(int);
 EMBER_DECLARE_DISPATCH(registry_test_fn, registry_test_unfilled_stub);
-EMBER_DEFINE_DISPATCH(registry_test_unfilled_stub);
 
 // And one with a CPU kernel, defined and registered here.
 void registry_test_kernel(int) {}
 EMBER_DECLARE_DISPATCH(registry_test_fn, registry_test_filled_stub);
-EMBER_DEFINE_DISPATCH(registry_test_filled_stub);
 EMBER_REGISTER_KERNEL(registry_test_filled_stub, DeviceType::CPU, registry_test_kernel);
 
 constexpr const char* kUnfilled = "registry_test_unfilled_stub";

@@ -6,36 +6,6 @@
 
 namespace ember {
 
-EMBER_DEFINE_DISPATCH(add_stub);
-EMBER_DEFINE_DISPATCH(mul_stub);
-EMBER_DEFINE_DISPATCH(div_true_stub);
-EMBER_DEFINE_DISPATCH(div_trunc_stub);
-EMBER_DEFINE_DISPATCH(div_floor_stub);
-EMBER_DEFINE_DISPATCH(remainder_stub);
-EMBER_DEFINE_DISPATCH(pow_stub);
-EMBER_DEFINE_DISPATCH(maximum_stub);
-EMBER_DEFINE_DISPATCH(minimum_stub);
-EMBER_DEFINE_DISPATCH(atan2_stub);
-EMBER_DEFINE_DISPATCH(eq_stub);
-EMBER_DEFINE_DISPATCH(ne_stub);
-EMBER_DEFINE_DISPATCH(lt_stub);
-EMBER_DEFINE_DISPATCH(le_stub);
-EMBER_DEFINE_DISPATCH(gt_stub);
-EMBER_DEFINE_DISPATCH(ge_stub);
-EMBER_DEFINE_DISPATCH(logical_and_stub);
-EMBER_DEFINE_DISPATCH(logical_or_stub);
-EMBER_DEFINE_DISPATCH(logical_xor_stub);
-EMBER_DEFINE_DISPATCH(bitwise_and_stub);
-EMBER_DEFINE_DISPATCH(bitwise_or_stub);
-EMBER_DEFINE_DISPATCH(bitwise_xor_stub);
-EMBER_DEFINE_DISPATCH(where_stub);
-EMBER_DEFINE_DISPATCH(lerp_scalar_stub);
-EMBER_DEFINE_DISPATCH(lerp_tensor_stub);
-EMBER_DEFINE_DISPATCH(addcmul_stub);
-EMBER_DEFINE_DISPATCH(addcdiv_stub);
-EMBER_DEFINE_DISPATCH(masked_fill_stub);
-EMBER_DEFINE_DISPATCH(threshold_backward_stub);
-
 namespace {
 
 // "div" is true division; "div_trunc" and "div_floor" are div with a rounding mode (their

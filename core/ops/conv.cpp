@@ -9,14 +9,6 @@
 
 namespace ember {
 
-EMBER_DEFINE_DISPATCH(im2col_stub);
-EMBER_DEFINE_DISPATCH(col2im_stub);
-EMBER_DEFINE_DISPATCH(conv2d_stub);
-EMBER_DEFINE_DISPATCH(conv2d_backward_stub);
-EMBER_DEFINE_DISPATCH(max_pool2d_stub);
-EMBER_DEFINE_DISPATCH(max_pool2d_backward_stub);
-EMBER_DEFINE_DISPATCH(avg_pool2d_stub);
-
 namespace {
 constexpr const char* kConvOps[] = {"im2col",     "col2im",    "conv2d", "max_pool2d_with_indices",
                                     "max_pool2d", "avg_pool2d"};

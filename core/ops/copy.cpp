@@ -8,9 +8,6 @@
 
 namespace ember {
 
-EMBER_DEFINE_DISPATCH(copy_stub);
-EMBER_DEFINE_DISPATCH(fill_stub);
-
 namespace {
 constexpr const char* kCopyOps[] = {"copy_", "fill_", "zero_", "contiguous", "clone", "to"};
 static_assert(sizeof(kCopyOps) / sizeof(kCopyOps[0]) == 6);

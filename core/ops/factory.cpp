@@ -7,10 +7,6 @@
 
 namespace ember {
 
-EMBER_DEFINE_DISPATCH(arange_stub);
-EMBER_DEFINE_DISPATCH(linspace_stub);
-EMBER_DEFINE_DISPATCH(eye_stub);
-
 namespace {
 constexpr const char* kFactoryOps[] = {"empty", "zeros", "ones", "full", "arange", "linspace",
                                        "eye", "tensor", "from_blob"};

@@ -10,15 +10,6 @@
 
 namespace ember {
 
-EMBER_DEFINE_DISPATCH(gather_stub);
-EMBER_DEFINE_DISPATCH(scatter_stub);
-EMBER_DEFINE_DISPATCH(scatter_mean_stub);
-EMBER_DEFINE_DISPATCH(index_offsets_stub);
-EMBER_DEFINE_DISPATCH(index_select_rows_stub);
-EMBER_DEFINE_DISPATCH(nonzero_stub);
-EMBER_DEFINE_DISPATCH(sort_stub);
-EMBER_DEFINE_DISPATCH(topk_stub);
-
 namespace {
 constexpr const char* kIndexOps[] = {"index_select",   "gather",    "scatter", "scatter_add",
                                      "scatter_reduce", "index_add", "index",   "index_put_",

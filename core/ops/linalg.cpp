@@ -7,8 +7,6 @@
 
 namespace ember {
 
-EMBER_DEFINE_DISPATCH(batched_gemm_stub);
-
 namespace {
 
 constexpr const char* kLinalgOps[] = {"matmul", "mm", "bmm", "addmm", "linear", "dot", "outer"};

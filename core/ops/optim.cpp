@@ -7,11 +7,6 @@
 
 namespace ember {
 
-EMBER_DEFINE_DISPATCH(sgd_step_stub);
-EMBER_DEFINE_DISPATCH(adam_step_stub);
-EMBER_DEFINE_DISPATCH(rmsprop_step_stub);
-EMBER_DEFINE_DISPATCH(adagrad_step_stub);
-
 namespace {
 
 // A tensor the kernel updates: the contiguous `work` tensor, copied back into `original` when

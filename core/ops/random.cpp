@@ -10,13 +10,6 @@
 
 namespace ember {
 
-EMBER_DEFINE_DISPATCH(uniform_stub);
-EMBER_DEFINE_DISPATCH(normal_stub);
-EMBER_DEFINE_DISPATCH(bernoulli_scalar_stub);
-EMBER_DEFINE_DISPATCH(bernoulli_tensor_stub);
-EMBER_DEFINE_DISPATCH(randint_stub);
-EMBER_DEFINE_DISPATCH(randperm_stub);
-
 namespace math = kernels::math;
 
 namespace {

@@ -11,18 +11,6 @@
 
 namespace ember {
 
-EMBER_DEFINE_DISPATCH(sum_stub);
-EMBER_DEFINE_DISPATCH(mean_stub);
-EMBER_DEFINE_DISPATCH(prod_stub);
-EMBER_DEFINE_DISPATCH(var_stub);
-EMBER_DEFINE_DISPATCH(minmax_stub);
-EMBER_DEFINE_DISPATCH(arg_minmax_stub);
-EMBER_DEFINE_DISPATCH(logsumexp_stub);
-EMBER_DEFINE_DISPATCH(norm_stub);
-EMBER_DEFINE_DISPATCH(all_any_stub);
-EMBER_DEFINE_DISPATCH(cumsum_stub);
-EMBER_DEFINE_DISPATCH(cumprod_stub);
-
 namespace {
 
 constexpr const char* kReduceOps[] = {"sum",  "mean", "prod", "var",    "std",    "amax",

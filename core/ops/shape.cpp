@@ -10,9 +10,6 @@
 
 namespace ember {
 
-EMBER_DEFINE_DISPATCH(cat_stub);
-EMBER_DEFINE_DISPATCH(trilu_stub);
-
 namespace {
 constexpr const char* kShapeOps[] = {"cat",  "stack", "split", "chunk", "repeat", "tile",
                                      "flip", "roll",  "pad",   "tril",  "triu"};

@@ -7,9 +7,6 @@
 
 namespace ember {
 
-EMBER_DEFINE_DISPATCH(softmax_stub);
-EMBER_DEFINE_DISPATCH(one_hot_stub);
-
 namespace {
 
 constexpr const char* kSoftmaxOps[] = {"softmax", "log_softmax", "one_hot"};

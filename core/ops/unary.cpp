@@ -7,41 +7,6 @@
 
 namespace ember {
 
-EMBER_DEFINE_DISPATCH(neg_stub);
-EMBER_DEFINE_DISPATCH(abs_stub);
-EMBER_DEFINE_DISPATCH(sign_stub);
-EMBER_DEFINE_DISPATCH(relu_stub);
-EMBER_DEFINE_DISPATCH(floor_stub);
-EMBER_DEFINE_DISPATCH(ceil_stub);
-EMBER_DEFINE_DISPATCH(round_stub);
-EMBER_DEFINE_DISPATCH(trunc_stub);
-EMBER_DEFINE_DISPATCH(exp_stub);
-EMBER_DEFINE_DISPATCH(exp2_stub);
-EMBER_DEFINE_DISPATCH(expm1_stub);
-EMBER_DEFINE_DISPATCH(log_stub);
-EMBER_DEFINE_DISPATCH(log2_stub);
-EMBER_DEFINE_DISPATCH(log1p_stub);
-EMBER_DEFINE_DISPATCH(sqrt_stub);
-EMBER_DEFINE_DISPATCH(rsqrt_stub);
-EMBER_DEFINE_DISPATCH(reciprocal_stub);
-EMBER_DEFINE_DISPATCH(sin_stub);
-EMBER_DEFINE_DISPATCH(cos_stub);
-EMBER_DEFINE_DISPATCH(tan_stub);
-EMBER_DEFINE_DISPATCH(tanh_stub);
-EMBER_DEFINE_DISPATCH(sigmoid_stub);
-EMBER_DEFINE_DISPATCH(silu_stub);
-EMBER_DEFINE_DISPATCH(erf_stub);
-EMBER_DEFINE_DISPATCH(isnan_stub);
-EMBER_DEFINE_DISPATCH(isinf_stub);
-EMBER_DEFINE_DISPATCH(isfinite_stub);
-EMBER_DEFINE_DISPATCH(logical_not_stub);
-EMBER_DEFINE_DISPATCH(bitwise_not_stub);
-EMBER_DEFINE_DISPATCH(gelu_stub);
-EMBER_DEFINE_DISPATCH(softplus_stub);
-EMBER_DEFINE_DISPATCH(clamp_stub);
-EMBER_DEFINE_DISPATCH(nan_to_num_stub);
-EMBER_DEFINE_DISPATCH(pow_scalar_stub);
-
 namespace {
 
 // "pow_scalar" is pow(Tensor, Scalar); pow(Tensor, Tensor) is "pow" in the binary family.
