@@ -223,7 +223,8 @@ TEST_CASE("MultiheadAttention applies dropout to the weights only in training", 
   nn::MultiheadAttention mha(8, 2, /*dropout=*/0.5);
   Tensor x = randn({6, 2, 8});
   Generator gen(11);
-  auto [out_train, w_train] = mha.forward(x, x, x, {}, true, {}, /*average=*/false, &gen);
+  auto [out_train, w_train] =
+      mha.forward(x, x, x, {}, true, {}, /*average_attn_weights=*/false, &gen);
   // Per-head weights after dropout: zeros, and the kept ones doubled (rows no longer sum to 1).
   auto wv = values(w_train);
   int64_t zeros_seen = 0;

@@ -25,8 +25,9 @@ namespace {
 // for a one-channel 3x3 kernel instead of 9 of 32 columns.
 bool weight_grad_transposed(int64_t Og, int64_t K) {
   auto fill = [](int64_t rows, int64_t cols) {
-    const double r = static_cast<double>(rows) / static_cast<double>((rows + 11) / 12 * 12);
-    const double c = static_cast<double>(cols) / static_cast<double>((cols + 31) / 32 * 32);
+    const int64_t tile_rows = (rows + 11) / 12 * 12, tile_cols = (cols + 31) / 32 * 32;
+    const double r = static_cast<double>(rows) / static_cast<double>(tile_rows);
+    const double c = static_cast<double>(cols) / static_cast<double>(tile_cols);
     return r * c;
   };
   return fill(K, Og) > fill(Og, K);
