@@ -3,22 +3,26 @@
 #
 #   bash scripts/tidy.sh                      # every translation unit of the build
 #   bash scripts/tidy.sh --since origin/main  # only the C++ files changed since a git revision
-#   options: -p BUILD_DIR (default: build; needs its compile_commands.json), -j JOBS (nproc)
+#   options: -p BUILD_DIR (default: build; needs its compile_commands.json), -j JOBS (nproc),
+#            --list (print the files it would check, and stop)
 #
 # A changed header is checked through its own .cpp (core/tensor.h through core/tensor.cpp)
-# where there is one; diagnostics inside ember's headers are reported for every translation
-# unit that includes them (HeaderFilterRegex in .clang-tidy). Exits non-zero on any warning.
+# where there is one, else through the files that include it; diagnostics inside ember's
+# headers are reported for every translation unit that includes them (HeaderFilterRegex in
+# .clang-tidy). Exits non-zero on any warning.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build
 since=""
 jobs=$(nproc)
+list=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -p) build="$2"; shift 2 ;;
     -j) jobs="$2"; shift 2 ;;
     --since) since="$2"; shift 2 ;;
+    --list) list=1; shift ;;
     *) echo "tidy.sh: unknown argument '$1' (see the comment at the top)" >&2; exit 2 ;;
   esac
 done
@@ -58,7 +62,16 @@ if [[ -n "$since" ]]; then
   while IFS= read -r f; do
     case "$f" in
       *.cpp) [[ -n "${in_db[$f]:-}" ]] && pick["$f"]=1 ;;
-      *.h) [[ -n "${in_db[${f%.h}.cpp]:-}" ]] && pick["${f%.h}.cpp"]=1 ;;
+      *.h)
+        if [[ -n "${in_db[${f%.h}.cpp]:-}" ]]; then
+          pick["${f%.h}.cpp"]=1
+        else  # an internal header (kernels/cpu/conv_utils.h, tests/golden.h): its includers
+          while IFS= read -r u; do
+            [[ -n "${in_db[$u]:-}" ]] && pick["$u"]=1
+          done < <(git grep -l -F -e "#include \"$f\"" -e "#include \"$(basename "$f")\"" \
+                     -- '*.cpp')
+        fi
+        ;;
     esac
   done < <(git diff --name-only --diff-filter=ACMR "$since" -- '*.cpp' '*.h')
   units=("${!pick[@]}")
@@ -68,6 +81,10 @@ if [[ -n "$since" ]]; then
   fi
 fi
 
+if [[ $list -eq 1 ]]; then
+  printf '%s\n' "${units[@]}" | sort
+  exit 0
+fi
 echo "tidy.sh: clang-tidy over ${#units[@]} files, $jobs at a time ($build)"
 start=$(date +%s)
 status=0
