@@ -64,6 +64,7 @@ Op::Op(const char* name, const std::vector<Tensor>& inputs) : name_(name) {
   for (const Tensor& t : inputs) any = any || requires_grad_fast(t);
   if (!any) return;
   std::vector<const Tensor*> pointers;
+  pointers.reserve(inputs.size());
   for (const Tensor& t : inputs) pointers.push_back(&t);
   start(pointers.data(), pointers.size());
 }

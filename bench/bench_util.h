@@ -36,6 +36,7 @@ inline std::vector<double> interleaved(const std::vector<std::function<void()>>&
     }
   }
   std::vector<double> med;
+  med.reserve(times.size());
   for (auto& t : times) med.push_back(median(t));
   return med;
 }

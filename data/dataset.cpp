@@ -97,7 +97,7 @@ Example ConcatDataset::get(int64_t index) const {
   return parts_[part]->get(index - start);
 }
 
-std::vector<std::shared_ptr<Subset>> random_split(std::shared_ptr<const Dataset> base,
+std::vector<std::shared_ptr<Subset>> random_split(const std::shared_ptr<const Dataset>& base,
                                                   const std::vector<int64_t>& lengths,
                                                   Generator* gen) {
   EMBER_CHECK(base != nullptr, "random_split: the dataset is null");
@@ -119,7 +119,7 @@ std::vector<std::shared_ptr<Subset>> random_split(std::shared_ptr<const Dataset>
   return out;
 }
 
-std::vector<std::shared_ptr<Subset>> random_split(std::shared_ptr<const Dataset> base,
+std::vector<std::shared_ptr<Subset>> random_split(const std::shared_ptr<const Dataset>& base,
                                                   const std::vector<double>& fractions,
                                                   Generator* gen) {
   EMBER_CHECK(base != nullptr, "random_split: the dataset is null");
@@ -134,12 +134,12 @@ std::vector<std::shared_ptr<Subset>> random_split(std::shared_ptr<const Dataset>
   std::vector<int64_t> lengths;
   int64_t assigned = 0;
   for (double f : fractions) {
-    lengths.push_back(static_cast<int64_t>(std::floor(n * f)));
+    lengths.push_back(static_cast<int64_t>(std::floor(static_cast<double>(n) * f)));
     assigned += lengths.back();
   }
   // PyTorch deals the remainder one at a time, round robin from the first part.
   for (size_t i = 0; assigned < n; i = (i + 1) % lengths.size(), ++assigned) ++lengths[i];
-  return random_split(std::move(base), lengths, gen);
+  return random_split(base, lengths, gen);
 }
 
 namespace {

@@ -102,10 +102,10 @@ class ConcatDataset : public Dataset {
 // size (PyTorch's random_split with integer lengths), or fractions adding up to 1 (the
 // remainder is dealt one by one to the first parts, as PyTorch does). A randperm from `gen`
 // (nullptr: the default generator) decides the split.
-std::vector<std::shared_ptr<Subset>> random_split(std::shared_ptr<const Dataset> base,
+std::vector<std::shared_ptr<Subset>> random_split(const std::shared_ptr<const Dataset>& base,
                                                   const std::vector<int64_t>& lengths,
                                                   Generator* gen = nullptr);
-std::vector<std::shared_ptr<Subset>> random_split(std::shared_ptr<const Dataset> base,
+std::vector<std::shared_ptr<Subset>> random_split(const std::shared_ptr<const Dataset>& base,
                                                   const std::vector<double>& fractions,
                                                   Generator* gen = nullptr);
 

@@ -111,7 +111,7 @@ uint32_t big_endian_u32(const uint8_t* p) {
 
 // path, or path + ".gz" / path without ".gz", whichever exists.
 std::string find_file(const std::string& root, const std::string& name) {
-  const std::string gz = root + "/" + name + ".gz", plain = root + "/" + name;
+  std::string gz = root + "/" + name + ".gz", plain = root + "/" + name;  // returned: not const
   if (file_exists(gz)) return gz;
   if (file_exists(plain)) return plain;
   EMBER_CHECK(false, "FashionMNIST: ", gz, " not found. Install Debian's data set with "

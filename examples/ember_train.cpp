@@ -190,7 +190,7 @@ class ProgressBar {
     if (filled < kWidth) bar += '>';
     bar.resize(kWidth, ' ');
     std::fprintf(stderr, "\repoch %lld/%lld [%s] %lld/%lld loss %.4f %.0f samples/s ETA %s \033[K",
-                 static_cast<long long>(epoch_ + 1), static_cast<long long>(epochs_), bar.c_str(),
+                 static_cast<long long>(epoch_) + 1, static_cast<long long>(epochs_), bar.c_str(),
                  static_cast<long long>(batches_done), static_cast<long long>(total_), running_loss,
                  rate, format_duration(eta).c_str());
     std::fflush(stderr);
@@ -401,7 +401,7 @@ int run(Config c) {
     last_test_loss = extra_double(info, "test_loss", last_path);
     last_test_acc = extra_double(info, "test_acc", last_path);
     std::fprintf(stderr, "resuming from %s: epoch %lld, batch %lld, step %lld\n", last_path.c_str(),
-                 static_cast<long long>(train_loader.epoch() + 1),
+                 static_cast<long long>(train_loader.epoch()) + 1,
                  static_cast<long long>(train_loader.state().batches_done),
                  static_cast<long long>(step));
   }
@@ -476,7 +476,7 @@ int run(Config c) {
       bar.finish();
       if (!last_path.empty()) save(last_path);
       std::fprintf(stderr, "stopped at epoch %lld, batch %lld (step %lld)%s%s\n",
-                   static_cast<long long>(epoch + 1),
+                   static_cast<long long>(epoch) + 1,
                    static_cast<long long>(train_loader.state().batches_done),
                    static_cast<long long>(step), last_path.empty() ? "" : "; saved ",
                    last_path.c_str());
@@ -496,7 +496,7 @@ int run(Config c) {
     std::fprintf(stderr,
                  "epoch %lld/%lld: train_loss %.4f train_acc %.4f test_loss %.4f test_acc "
                  "%.4f lr %.3g | %.1f s (%.0f samples/s), eval %.1f s\n",
-                 static_cast<long long>(epoch + 1), static_cast<long long>(c.epochs),
+                 static_cast<long long>(epoch) + 1, static_cast<long long>(c.epochs),
                  last_train_loss, last_train_acc, last_test_loss, last_test_acc, lr, epoch_seconds,
                  static_cast<double>(epoch_seen) / epoch_seconds, eval_seconds);
     if (metrics.is_open()) {
@@ -535,6 +535,9 @@ int run(Config c) {
 
 }  // namespace
 
+// The setup before the first try only throws on a programming error (a malformed option),
+// which should end the program loudly.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   Config c;
   c.data_dir = ember::data::FashionMNIST::default_root();

@@ -46,8 +46,9 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
 
   const DType dtype = result_type(grads);
   std::vector<Tensor> norms;
+  norms.reserve(grads.size());
   for (const Tensor& g : grads) norms.push_back(vector_norm(g, norm_type).to(dtype));
-  const Tensor total = norms.size() == 1 ? norms[0] : vector_norm(stack(norms), norm_type);
+  Tensor total = norms.size() == 1 ? norms[0] : vector_norm(stack(norms), norm_type);
 
   if (error_if_nonfinite) {
     EMBER_CHECK(std::isfinite(total.item<double>()), "clip_grad_norm_: The total norm of order ",

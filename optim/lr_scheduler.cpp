@@ -226,9 +226,8 @@ void LinearLR::describe(StateFields& fields) {
 
 // ---- LambdaLR ----------------------------------------------------------------------------------
 
-LambdaLR::LambdaLR(Optimizer& optimizer, Lambda lr_lambda, int64_t last_epoch)
-    : LambdaLR(optimizer,
-               std::vector<Lambda>(optimizer.param_groups().size(), std::move(lr_lambda)),
+LambdaLR::LambdaLR(Optimizer& optimizer, const Lambda& lr_lambda, int64_t last_epoch)
+    : LambdaLR(optimizer, std::vector<Lambda>(optimizer.param_groups().size(), lr_lambda),
                last_epoch) {}
 
 LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<Lambda> lr_lambdas, int64_t last_epoch)

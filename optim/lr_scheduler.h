@@ -162,7 +162,7 @@ class LinearLR : public LRScheduler {
 class LambdaLR : public LRScheduler {
  public:
   using Lambda = std::function<double(int64_t)>;
-  LambdaLR(Optimizer& optimizer, Lambda lr_lambda, int64_t last_epoch = -1);
+  LambdaLR(Optimizer& optimizer, const Lambda& lr_lambda, int64_t last_epoch = -1);
   LambdaLR(Optimizer& optimizer, std::vector<Lambda> lr_lambdas, int64_t last_epoch = -1);
 
  protected:

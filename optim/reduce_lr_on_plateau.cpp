@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ember::optim {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
 
 ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& optimizer, const ReduceLROnPlateauOptions& o)
     : optimizer_(&optimizer),
@@ -27,7 +32,7 @@ ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& optimizer, const ReduceLROnPlate
               "ReduceLROnPlateau: threshold mode ", o.threshold_mode(), " is unknown!");
   mode_max_ = o.mode() == "max";
   threshold_abs_ = o.threshold_mode() == "abs";
-  mode_worse_ = mode_max_ ? -INFINITY : INFINITY;
+  mode_worse_ = mode_max_ ? -kInf : kInf;
   best_ = mode_worse_;
   for (const ParamGroup& g : optimizer.param_groups()) last_lr_.push_back(g.lr());
 }
@@ -96,7 +101,7 @@ void ReduceLROnPlateau::load_state_dict(const TensorDict& dict) {
   StateFields fields;
   describe(fields);
   fields.load(dict, "ReduceLROnPlateau.load_state_dict");
-  mode_worse_ = mode_max_ ? -INFINITY : INFINITY;  // PyTorch re-derives it from the mode
+  mode_worse_ = mode_max_ ? -kInf : kInf;  // PyTorch re-derives it from the mode
 }
 
 }  // namespace ember::optim

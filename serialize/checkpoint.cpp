@@ -243,7 +243,7 @@ CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& sta
   for (auto& [k, t] : file.tensors) {
     if (starts_with(k, "rng.")) continue;
     if (map_location && *map_location != t.device()) {
-      in_part(path, "map_location", [&] { t = t.to(*map_location); });
+      in_part(path, "map_location", [&, &t = t] { t = t.to(*map_location); });
     }
     tensors.emplace_back(k, std::move(t));
   }

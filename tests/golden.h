@@ -5,12 +5,18 @@
 // tests/golden/<area>.safetensors through tests/golden/safetensors_io.py; the suite only reads
 // the files:
 //
-//   Golden g("nn_conv");                       // tests/golden/nn_conv.safetensors
+//   const Golden& g = golden("nn_conv");       // tests/golden/nn_conv.safetensors, read once
 //   Tensor x = g["conv2d.same.input"];         // an error lists the names if one is missing
 //   check_close(y, g["conv2d.same.output"], 1e-6, 1e-5, "conv2d same");
+//   check_param_grads(m, g, "conv2d.same.grad_", 1e-6, 1e-5);  // every parameter's gradient
 
 #include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <ember/ember.h>
@@ -39,6 +45,29 @@ class Golden {
   safetensors::File file_;
 };
 
+// The golden file of `area`, read on first use and kept for the rest of the run.
+inline const Golden& golden(const std::string& area) {
+  static std::map<std::string, std::unique_ptr<const Golden>> files;
+  auto it = files.find(area);
+  if (it == files.end()) it = files.emplace(area, std::make_unique<const Golden>(area)).first;
+  return *it->second;
+}
+
+// The entries "<prefix><key>" of g, in the file's order, as (key, tensor) pairs (the prefix
+// removed) for the keys `keep` accepts: e.g. the parameters of one case, by PyTorch's
+// state_dict keys, to pass to load_state_dict.
+inline std::vector<std::pair<std::string, Tensor>> entries_under(
+    const Golden& g, const std::string& prefix,
+    const std::function<bool(const std::string& key)>& keep) {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& [key, t] : g.file().tensors) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    std::string rest = key.substr(prefix.size());
+    if (keep(rest)) out.emplace_back(std::move(rest), t);
+  }
+  return out;
+}
+
 // |actual - expected| <= atol + rtol * |expected| element-wise, same shape; on failure the
 // message names `what`, the worst element and both values.
 inline void check_close(const Tensor& actual, const Tensor& expected, double atol, double rtol,
@@ -66,6 +95,13 @@ inline void check_close(const Tensor& actual, const Tensor& expected, double ato
     FAIL_CHECK(what << ": element " << worst << " is " << pa[worst] << ", PyTorch gives "
                     << pe[worst] << " (atol " << atol << ", rtol " << rtol << ")");
   }
+}
+
+// Compares the gradient of each of m's parameters with g["<grad_prefix><parameter name>"].
+inline void check_param_grads(const nn::Module& m, const Golden& g, const std::string& grad_prefix,
+                              double atol, double rtol) {
+  for (const auto& [name, p] : m.named_parameters())
+    check_close(p.grad(), g[grad_prefix + name], atol, rtol, grad_prefix + name);
 }
 
 }  // namespace ember::testing

@@ -14,21 +14,17 @@ using namespace ember;
 using Catch::Contains;
 using ember::testing::check_close;
 using ember::testing::Golden;
+using ember::testing::golden;
 using ember::testing::kInf;
 using ember::testing::values;
 
 namespace {
 
-const Golden& golden() {
-  static const Golden g("optim");
-  return g;
-}
-
 // Three parameters holding the golden gradients.
 std::vector<Tensor> params_with_golden_grads() {
   std::vector<Tensor> ps;
   for (int k = 0; k < 3; ++k) {
-    Tensor g = golden()["clip.grads." + std::to_string(k)];
+    Tensor g = golden("optim")["clip.grads." + std::to_string(k)];
     Tensor p = zeros(g.sizes(), kFloat64).requires_grad_();
     p.set_grad(g);
     ps.push_back(p);
@@ -52,10 +48,10 @@ TEST_CASE("clip_grad_norm_ matches PyTorch for p = 2, 1, inf, 3, 0.5", "[nn][cli
     const std::string prefix = std::string("clip.") + c.name + ".";
     CHECK(total.dim() == 0);
     CHECK(total.dtype() == kFloat64);
-    check_close(total, golden()[prefix + "total_norm"], 1e-14, 1e-13, prefix + "total_norm");
+    check_close(total, golden("optim")[prefix + "total_norm"], 1e-14, 1e-13, prefix + "total_norm");
     for (int k = 0; k < 3; ++k) {
       const std::string key = prefix + "grads." + std::to_string(k);
-      check_close(ps[k].grad(), golden()[key], 1e-14, 1e-13, key);
+      check_close(ps[k].grad(), golden("optim")[key], 1e-14, 1e-13, key);
     }
   }
 }

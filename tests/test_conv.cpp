@@ -312,7 +312,7 @@ TEST_CASE("conv2d backward: the fused kernel matches the differentiable formula"
       {{5, 6, 5, 5}, {6, 3, 1, 1}, {1}, {0}, {1}, 2, true},           // pointwise (1x1)
       {{3, 5, 5}, {2, 3, 3, 3}, {1}, {1}, {1}, 1, true},              // unbatched
       {{2, 2, 6, 7}, {3, 2, 2, 3}, {3, 2}, {3, 4}, {2}, 1, true},     // taps beyond the image
-      // Stride 1: float32 takes Note [Implicit im2col] (kernels/cpu/conv.cpp).
+      // Stride 1: float32 takes Note [Implicit im2col] (kernels/cpu/conv_utils.h).
       {{4, 3, 7, 6}, {5, 3, 3, 3}, {1}, {1}, {1}, 1, true},           // padding 1
       {{3, 4, 6, 9}, {4, 2, 2, 3}, {1}, {0, 2}, {2, 1}, 2, true},     // groups, dilation
       {{3, 1, 8, 8}, {32, 1, 3, 3}, {1}, {1}, {1}, 1, true},          // K = 9: transposed dW

@@ -17,17 +17,14 @@ using namespace ember;
 using Catch::Contains;
 using ember::testing::check_close;
 using ember::testing::Golden;
+using ember::testing::golden;
+using ember::testing::keys;
 using ember::testing::values;
 
 namespace {
 
 constexpr int kSchedSteps = 25;
 constexpr double kPi = 3.14159265358979323846;
-
-const Golden& golden() {
-  static const Golden g("optim");
-  return g;
-}
 
 // Two groups with lr 0.1 and 0.05, as gen_optim.py's two_groups().
 std::vector<optim::ParamGroup> two_groups() {
@@ -58,7 +55,7 @@ Stepper wrap(std::shared_ptr<S> s) {
 }
 
 Stepper wrap_plateau(std::shared_ptr<optim::ReduceLROnPlateau> s, const std::string& name) {
-  std::vector<double> metrics = values(golden()[name + ".metrics"]);
+  std::vector<double> metrics = values(golden("optim")[name + ".metrics"]);
   return {[s, metrics](int t) { s->step(metrics[static_cast<size_t>(t)]); },
           [s] { return s->state_dict(); }, [s](const TensorDict& d) { s->load_state_dict(d); },
           [s] { return s->get_last_lr(); }};
@@ -157,7 +154,7 @@ std::vector<double> group_momenta(const optim::Optimizer& o) {
 }
 
 // Row t of a golden [26, 2] trajectory.
-Tensor row(const std::string& key, int t) { return golden()[key].select(0, t); }
+Tensor row(const std::string& key, int t) { return golden("optim")[key].select(0, t); }
 
 Tensor as_tensor(const std::vector<double>& v) {
   return tensor(v, {static_cast<int64_t>(v.size())});
@@ -167,7 +164,7 @@ void check_row(const std::string& name, const optim::Optimizer& o, const Stepper
   const std::string what = name + " after step " + std::to_string(t);
   check_close(as_tensor(group_lrs(o)), row(name + ".lr", t), 1e-15, 1e-13, what + " (lr)");
   check_close(as_tensor(s.last_lr()), row(name + ".lr", t), 1e-15, 1e-13, what + " (last lr)");
-  if (golden().has(name + ".momentum"))
+  if (golden("optim").has(name + ".momentum"))
     check_close(as_tensor(group_momenta(o)), row(name + ".momentum", t), 1e-15, 1e-13,
                 what + " (momentum)");
 }
@@ -175,12 +172,6 @@ void check_row(const std::string& name, const optim::Optimizer& o, const Stepper
 TensorDict through_safetensors(const TensorDict& d) {
   const std::string bytes = safetensors::serialize(d);
   return safetensors::parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()).tensors;
-}
-
-std::vector<std::string> keys(const TensorDict& d) {
-  std::vector<std::string> out;
-  for (const auto& kv : d) out.push_back(kv.first);
-  return out;
 }
 
 }  // namespace

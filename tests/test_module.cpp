@@ -9,6 +9,7 @@
 
 using namespace ember;
 using Catch::Contains;
+using ember::testing::keys;
 using ember::testing::values;
 
 namespace {
@@ -34,12 +35,6 @@ struct Tree : nn::Module {
   std::shared_ptr<Leaf> left, right;
   std::vector<std::shared_ptr<Leaf>> hidden;
 };
-
-std::vector<std::string> keys(const nn::StateDict& d) {
-  std::vector<std::string> out;
-  for (auto& kv : d) out.push_back(kv.first);
-  return out;
-}
 
 }  // namespace
 

@@ -18,6 +18,8 @@ using namespace ember;
 using Catch::Contains;
 using ember::testing::check_close;
 using ember::testing::Golden;
+using ember::testing::golden;
+using ember::testing::printed;
 using ember::testing::values;
 namespace F = ember::nn::functional;
 
@@ -25,21 +27,10 @@ namespace {
 
 constexpr double kAtol = 1e-12, kRtol = 1e-11;
 
-const Golden& golden() {
-  static const Golden g("nn_activation");
-  return g;
-}
-
-std::string printed(const nn::Module& m) {
-  std::ostringstream os;
-  os << m;
-  return os.str();
-}
-
 // Runs `fn` on case `name`'s input, backpropagates its grad_output and compares the output and
 // the input gradient with PyTorch's.
 void check_activation(const std::string& name, const std::function<Tensor(const Tensor&)>& fn) {
-  const Golden& g = golden();
+  const Golden& g = golden("nn_activation");
   INFO("case " << name);
   Tensor x = g[name + ".input"].requires_grad_();
   Tensor y = fn(x);
@@ -295,7 +286,7 @@ TEST_CASE("Dropout and Dropout2d switch with train() and eval()", "[nn]") {
 // ---- embedding --------------------------------------------------------------------------------
 
 TEST_CASE("embedding matches PyTorch, padding row without gradient", "[nn][golden]") {
-  const Golden& g = golden();
+  const Golden& g = golden("nn_activation");
   for (const std::string name : {"embedding", "embedding_padding"}) {
     INFO("case " << name);
     const std::optional<int64_t> pad =

@@ -17,24 +17,17 @@
 using namespace ember;
 using Catch::Contains;
 using ember::testing::check_close;
+using ember::testing::check_param_grads;
+using ember::testing::entries_under;
 using ember::testing::Golden;
+using ember::testing::golden;
+using ember::testing::keys;
 using ember::testing::values;
 namespace F = ember::nn::functional;
 
 namespace {
 
 constexpr double kAtol = 1e-12, kRtol = 1e-10;
-
-const Golden& golden() {
-  static const Golden g("nn_attention");
-  return g;
-}
-
-std::vector<std::string> keys(const nn::StateDict& d) {
-  std::vector<std::string> out;
-  for (const auto& kv : d) out.push_back(kv.first);
-  return out;
-}
 
 struct MhaCall {
   bool need_weights = true, average = true, self_attention = false;
@@ -44,20 +37,16 @@ struct MhaCall {
 // for the module must be one of ember's and vice versa), runs the case and compares the output,
 // the weights and every gradient.
 void check_mha_case(nn::MultiheadAttention& mha, const std::string& name, MhaCall call) {
-  const Golden& g = golden();
+  const Golden& g = golden("nn_attention");
   INFO("case " << name);
   const std::string prefix = name + ".";
   // The file's parameter entries: "<case>.<key>" where <key> is not an input / output name.
   const std::set<std::string> data{"query",        "key",        "value",       "key_padding_mask",
                                    "attn_mask",    "output",     "grad_output", "weights",
                                    "grad_weights", "grad_query", "grad_key",    "grad_value"};
-  nn::StateDict params;
-  for (const auto& [key, t] : g.file().tensors) {
-    if (key.rfind(prefix, 0) != 0) continue;
-    std::string rest = key.substr(prefix.size());
-    if (data.count(rest) || rest.rfind("grad.", 0) == 0) continue;
-    params.push_back({rest, t});
-  }
+  nn::StateDict params = entries_under(g, prefix, [&](const std::string& key) {
+    return data.count(key) == 0 && key.rfind("grad.", 0) != 0;
+  });
   REQUIRE(!params.empty());
   REQUIRE_NOTHROW(mha.load_state_dict(params, /*strict=*/true));
   CHECK(keys(mha.state_dict()) == keys(params));  // PyTorch's keys, in PyTorch's order
@@ -85,12 +74,11 @@ void check_mha_case(nn::MultiheadAttention& mha, const std::string& name, MhaCal
     check_close(key.grad(), g[prefix + "grad_key"], kAtol, kRtol, name + " grad_key");
     check_close(value.grad(), g[prefix + "grad_value"], kAtol, kRtol, name + " grad_value");
   }
-  for (const auto& [pname, p] : mha.named_parameters())
-    check_close(p.grad(), g[prefix + "grad." + pname], kAtol, kRtol, name + " grad." + pname);
+  check_param_grads(mha, g, prefix + "grad.", kAtol, kRtol);
 }
 
 void check_sdpa_case(const std::string& name, bool is_causal) {
-  const Golden& g = golden();
+  const Golden& g = golden("nn_attention");
   const std::string prefix = "sdpa_" + name + ".";
   INFO(prefix);
   Tensor q = g[prefix + "q"].requires_grad_(), k = g[prefix + "k"].requires_grad_(),
@@ -162,7 +150,7 @@ TEST_CASE("MultiheadAttention gives NaN for a fully masked sample, as PyTorch 1.
   nn::MultiheadAttention mha(8, 2, 0.0, true, false, false, std::nullopt, std::nullopt, false,
                              kFloat64);
   check_mha_case(mha, "masked_row", {});  // check_close requires NaN exactly where PyTorch has it
-  const Golden& g = golden();
+  const Golden& g = golden("nn_attention");
   auto [out, w] = mha.forward(g["masked_row.query"], g["masked_row.key"], g["masked_row.value"],
                               g["masked_row.key_padding_mask"]);
   CHECK(out.select(1, 1).isnan().all().item<bool>());
@@ -235,7 +223,8 @@ TEST_CASE("MultiheadAttention applies dropout to the weights only in training", 
   nn::MultiheadAttention mha(8, 2, /*dropout=*/0.5);
   Tensor x = randn({6, 2, 8});
   Generator gen(11);
-  auto [out_train, w_train] = mha.forward(x, x, x, {}, true, {}, /*average=*/false, &gen);
+  auto [out_train, w_train] =
+      mha.forward(x, x, x, {}, true, {}, /*average_attn_weights=*/false, &gen);
   // Per-head weights after dropout: zeros, and the kept ones doubled (rows no longer sum to 1).
   auto wv = values(w_train);
   int64_t zeros_seen = 0;

@@ -16,35 +16,30 @@
 using namespace ember;
 using Catch::Contains;
 using ember::testing::check_close;
+using ember::testing::check_param_grads;
+using ember::testing::entries_under;
 using ember::testing::Golden;
+using ember::testing::golden;
+using ember::testing::keys;
+using ember::testing::printed;
 namespace F = ember::nn::functional;
 
 namespace {
 
 constexpr double kAtol = 1e-11, kRtol = 1e-10;
 
-const Golden& golden() {
-  static const Golden g("nn_conv");
-  return g;
-}
-
 // Loads case `name`'s parameters into `m` by PyTorch's state_dict keys (a strict load, so the
 // keys must be exactly the module's), runs `run` on the case's inputs, backpropagates the
 // case's grad_output and compares the output and every gradient with PyTorch's.
 void check_case(nn::Module& m, const std::string& name,
                 const std::function<Tensor(const std::vector<Tensor>&)>& run) {
-  const Golden& g = golden();
+  const Golden& g = golden("nn_conv");
   INFO("case " << name);
   const std::string prefix = name + ".";
-  nn::StateDict params;
-  for (const auto& [key, t] : g.file().tensors) {
-    if (key.rfind(prefix, 0) != 0) continue;
-    std::string rest = key.substr(prefix.size());
-    if (rest.find('.') != std::string::npos || rest.rfind("input", 0) == 0 ||
-        rest.rfind("grad_", 0) == 0 || rest == "output" || rest == "indices")
-      continue;
-    params.push_back({rest, t});
-  }
+  nn::StateDict params = entries_under(g, prefix, [](const std::string& key) {
+    return key.find('.') == std::string::npos && key.rfind("input", 0) != 0 &&
+           key.rfind("grad_", 0) != 0 && key != "output" && key != "indices";
+  });
   REQUIRE_NOTHROW(m.load_state_dict(params));
   std::vector<Tensor> inputs{g[prefix + "input"].requires_grad_()};
   if (g.has(prefix + "input2")) inputs.push_back(g[prefix + "input2"].requires_grad_());
@@ -54,25 +49,11 @@ void check_case(nn::Module& m, const std::string& name,
   check_close(inputs[0].grad(), g[prefix + "grad_input"], kAtol, kRtol, name + " grad_input");
   if (inputs.size() > 1)
     check_close(inputs[1].grad(), g[prefix + "grad_input2"], kAtol, kRtol, name + " grad_input2");
-  for (const auto& [key, p] : m.named_parameters()) {
-    check_close(p.grad(), g[prefix + "grad_" + key], kAtol, kRtol, name + " grad_" + key);
-  }
+  check_param_grads(m, g, prefix + "grad_", kAtol, kRtol);
 }
 
 void check_case(nn::Module& m, const std::string& name) {
   check_case(m, name, [&](const std::vector<Tensor>& x) { return m.forward(x[0]); });
-}
-
-std::string repr(const nn::Module& m) {
-  std::ostringstream os;
-  os << m;
-  return os.str();
-}
-
-std::vector<std::string> keys(const nn::StateDict& d) {
-  std::vector<std::string> out;
-  for (const auto& kv : d) out.push_back(kv.first);
-  return out;
 }
 
 bool same_values(const Tensor& a, const Tensor& b) {
@@ -191,7 +172,7 @@ TEST_CASE("MaxPool2d AvgPool2d and AdaptiveAvgPool2d match PyTorch", "[nn][nn_co
     return values;
   });
   CHECK(indices.dtype() == kInt64);
-  CHECK(same_values(indices, golden()["max_pool2d.stride_padding.indices"]));
+  CHECK(same_values(indices, golden("nn_conv")["max_pool2d.stride_padding.indices"]));
   nn::MaxPool2d max_ceil({3, 2}, {2, 1}, 1, {2, 1}, false, /*ceil_mode=*/true);
   check_case(max_ceil, "max_pool2d.ceil_dilation");
 
@@ -224,7 +205,7 @@ TEST_CASE("Flatten and Unflatten match PyTorch", "[nn][nn_conv][golden]") {
 }
 
 TEST_CASE("the functional forms give the modules' results", "[nn][nn_conv][golden]") {
-  const Golden& g = golden();
+  const Golden& g = golden("nn_conv");
   Tensor x = g["conv2d.same_even.input"];
   Tensor y =
       F::conv2d(x, g["conv2d.same_even.weight"], g["conv2d.same_even.bias"], {1}, "same", {1, 2});
@@ -300,46 +281,46 @@ TEST_CASE("layers are initialised as PyTorch initialises them", "[nn][nn_conv]")
 }
 
 TEST_CASE("layers print as PyTorch prints them", "[nn][nn_conv]") {
-  CHECK(repr(nn::Identity()) == "Identity()");
-  CHECK(repr(nn::Linear(784, 256)) == "Linear(in_features=784, out_features=256, bias=True)");
-  CHECK(repr(nn::Linear(3, 2, false)) == "Linear(in_features=3, out_features=2, bias=False)");
-  CHECK(repr(nn::Bilinear(3, 4, 5)) ==
+  CHECK(printed(nn::Identity()) == "Identity()");
+  CHECK(printed(nn::Linear(784, 256)) == "Linear(in_features=784, out_features=256, bias=True)");
+  CHECK(printed(nn::Linear(3, 2, false)) == "Linear(in_features=3, out_features=2, bias=False)");
+  CHECK(printed(nn::Bilinear(3, 4, 5)) ==
         "Bilinear(in1_features=3, in2_features=4, out_features=5, bias=True)");
-  CHECK(repr(nn::Conv1d(3, 8, 3)) == "Conv1d(3, 8, kernel_size=(3,), stride=(1,))");
-  CHECK(repr(nn::Conv1d(3, 8, 3, 2, 1, 2, 1, false)) ==
+  CHECK(printed(nn::Conv1d(3, 8, 3)) == "Conv1d(3, 8, kernel_size=(3,), stride=(1,))");
+  CHECK(printed(nn::Conv1d(3, 8, 3, 2, 1, 2, 1, false)) ==
         "Conv1d(3, 8, kernel_size=(3,), stride=(2,), padding=(1,), dilation=(2,), bias=False)");
-  CHECK(repr(nn::Conv1d(4, 8, 3, 1, "same")) ==
+  CHECK(printed(nn::Conv1d(4, 8, 3, 1, "same")) ==
         "Conv1d(4, 8, kernel_size=(3,), stride=(1,), padding=same)");
-  CHECK(repr(nn::Conv2d(3, 8, 3, 1, "same")) ==
+  CHECK(printed(nn::Conv2d(3, 8, 3, 1, "same")) ==
         "Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=same)");
-  CHECK(repr(nn::Conv2d(3, 8, 3)) == "Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1))");
-  CHECK(repr(nn::Conv2d(3, 8, {3, 2}, 2, {1, 0}, 2, 1, false)) ==
+  CHECK(printed(nn::Conv2d(3, 8, 3)) == "Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1))");
+  CHECK(printed(nn::Conv2d(3, 8, {3, 2}, 2, {1, 0}, 2, 1, false)) ==
         "Conv2d(3, 8, kernel_size=(3, 2), stride=(2, 2), padding=(1, 0), dilation=(2, 2), "
         "bias=False)");
-  CHECK(repr(nn::Conv2d(4, 8, 3, 1, "valid", 1, 2)) ==
+  CHECK(printed(nn::Conv2d(4, 8, 3, 1, "valid", 1, 2)) ==
         "Conv2d(4, 8, kernel_size=(3, 3), stride=(1, 1), padding=valid, groups=2)");
-  CHECK(repr(nn::ConvTranspose2d(3, 8, 3)) ==
+  CHECK(printed(nn::ConvTranspose2d(3, 8, 3)) ==
         "ConvTranspose2d(3, 8, kernel_size=(3, 3), stride=(1, 1))");
-  CHECK(repr(nn::ConvTranspose2d(4, 8, 3, 2, 1, 1, 2, false, 2)) ==
+  CHECK(printed(nn::ConvTranspose2d(4, 8, 3, 2, 1, 1, 2, false, 2)) ==
         "ConvTranspose2d(4, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), "
         "dilation=(2, 2), output_padding=(1, 1), groups=2, bias=False)");
-  CHECK(repr(nn::MaxPool2d(2)) ==
+  CHECK(printed(nn::MaxPool2d(2)) ==
         "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)");
-  CHECK(repr(nn::MaxPool2d({3, 2}, 1, 1, 2, true, true)) ==
+  CHECK(printed(nn::MaxPool2d({3, 2}, 1, 1, 2, true, true)) ==
         "MaxPool2d(kernel_size=(3, 2), stride=1, padding=1, dilation=2, ceil_mode=True)");
-  CHECK(repr(nn::AvgPool2d(2)) == "AvgPool2d(kernel_size=2, stride=2, padding=0)");
-  CHECK(repr(nn::AvgPool2d(3, 2, 1, true, false, 4)) ==
+  CHECK(printed(nn::AvgPool2d(2)) == "AvgPool2d(kernel_size=2, stride=2, padding=0)");
+  CHECK(printed(nn::AvgPool2d(3, 2, 1, true, false, 4)) ==
         "AvgPool2d(kernel_size=3, stride=2, padding=1)");
-  CHECK(repr(nn::AdaptiveAvgPool2d({3, 2})) == "AdaptiveAvgPool2d(output_size=(3, 2))");
-  CHECK(repr(nn::AdaptiveAvgPool2d(4)) == "AdaptiveAvgPool2d(output_size=4)");
-  CHECK(repr(nn::Flatten()) == "Flatten(start_dim=1, end_dim=-1)");
-  CHECK(repr(nn::Flatten(0, 2)) == "Flatten(start_dim=0, end_dim=2)");
-  CHECK(repr(nn::Unflatten(1, {2, 5})) == "Unflatten(dim=1, unflattened_size=(2, 5))");
+  CHECK(printed(nn::AdaptiveAvgPool2d({3, 2})) == "AdaptiveAvgPool2d(output_size=(3, 2))");
+  CHECK(printed(nn::AdaptiveAvgPool2d(4)) == "AdaptiveAvgPool2d(output_size=4)");
+  CHECK(printed(nn::Flatten()) == "Flatten(start_dim=1, end_dim=-1)");
+  CHECK(printed(nn::Flatten(0, 2)) == "Flatten(start_dim=0, end_dim=2)");
+  CHECK(printed(nn::Unflatten(1, {2, 5})) == "Unflatten(dim=1, unflattened_size=(2, 5))");
 
   nn::Sequential net{std::make_shared<nn::Conv2d>(1, 4, 3, 1, "same"),
                      std::make_shared<nn::MaxPool2d>(2), std::make_shared<nn::Flatten>(),
                      std::make_shared<nn::Linear>(4 * 14 * 14, 10)};
-  CHECK(repr(net) ==
+  CHECK(printed(net) ==
         "Sequential(\n"
         "  (0): Conv2d(1, 4, kernel_size=(3, 3), stride=(1, 1), padding=same)\n"
         "  (1): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)\n"
@@ -449,7 +430,8 @@ TEST_CASE("layers report bad input with the layer and the shapes", "[nn][nn_conv
   CHECK(std::get<1>(with_indices.forward_with_indices(randn({1, 1, 4, 4}))).sizes() ==
         Shape{1, 1, 2, 2});
   CHECK_THROWS_WITH(nn::MaxPool2d({2, 2, 2}), Contains("MaxPool2d: kernel_size"));
-  CHECK(repr(nn::AvgPool2d({3, 2})) == "AvgPool2d(kernel_size=(3, 2), stride=(3, 2), padding=0)");
+  CHECK(printed(nn::AvgPool2d({3, 2})) ==
+        "AvgPool2d(kernel_size=(3, 2), stride=(3, 2), padding=0)");
   CHECK_THROWS_WITH(nn::MaxPool2d(2, 2, 2)(randn({1, 1, 4, 4})), Contains("max_pool2d"));
   CHECK_THROWS_WITH(nn::AdaptiveAvgPool2d({0, 2}), Contains("output_size must be positive"));
   CHECK_THROWS_WITH(F::adaptive_avg_pool2d(randn({4, 4}), {2}),

@@ -18,17 +18,14 @@ using namespace ember;
 using Catch::Contains;
 using ember::testing::check_close;
 using ember::testing::Golden;
+using ember::testing::golden;
+using ember::testing::printed;
 using ember::testing::values;
 namespace F = ember::nn::functional;
 
 namespace {
 
 constexpr double kAtol = 1e-12, kRtol = 1e-10;
-
-const Golden& golden() {
-  static const Golden g("nn_loss");
-  return g;
-}
 
 // One golden case's inputs and options (absent ones at PyTorch's defaults).
 struct Case {
@@ -39,7 +36,7 @@ struct Case {
   bool log_target = false;
 
   explicit Case(std::string n) : name(std::move(n)) {
-    const Golden& g = golden();
+    const Golden& g = golden("nn_loss");
     auto has = [&](const char* key) { return g.has(name + "." + key); };
     if (has("weight")) weight = g[name + ".weight"];
     if (has("pos_weight")) pos_weight = g[name + ".pos_weight"];
@@ -83,7 +80,7 @@ struct Case {
 
 // Checks case `name` under every reduction the file has for it; returns how many it checked.
 int check_case(const std::string& name) {
-  const Golden& g = golden();
+  const Golden& g = golden("nn_loss");
   const Case c(name);
   int checked = 0;
   for (const std::string r : {"none", "mean", "sum", "batchmean"}) {
@@ -107,12 +104,6 @@ int check_case(const std::string& name) {
     ++checked;
   }
   return checked;
-}
-
-std::string printed(const nn::Module& m) {
-  std::ostringstream os;
-  os << m;
-  return os.str();
 }
 
 bool all_finite(const Tensor& t) { return t.isfinite().all().item<bool>(); }

@@ -16,7 +16,11 @@
 using namespace ember;
 using Catch::Contains;
 using ember::testing::check_close;
+using ember::testing::check_param_grads;
 using ember::testing::Golden;
+using ember::testing::golden;
+using ember::testing::keys;
+using ember::testing::printed;
 using ember::testing::values;
 namespace F = ember::nn::functional;
 
@@ -24,20 +28,9 @@ namespace {
 
 constexpr double kAtol = 1e-12, kRtol = 1e-10;
 
-const Golden& golden() {
-  static const Golden g("nn_norm");
-  return g;
-}
-
-std::vector<std::string> keys(const nn::StateDict& d) {
-  std::vector<std::string> out;
-  for (const auto& kv : d) out.push_back(kv.first);
-  return out;
-}
-
 // Copies "<name>.weight" / "<name>.bias" into the module through PyTorch's state_dict keys.
 void load_affine(nn::Module& m, const std::string& name) {
-  const Golden& g = golden();
+  const Golden& g = golden("nn_norm");
   REQUIRE_NOTHROW(m.load_state_dict({{"weight", g[name + ".weight"]}, {"bias", g[name + ".bias"]}},
                                     /*strict=*/false));
 }
@@ -45,7 +38,7 @@ void load_affine(nn::Module& m, const std::string& name) {
 // Runs m on "<prefix>.input", backpropagates "<prefix>.grad_output" and compares the output
 // and the gradients of the input and (if any) of the parameters.
 void check_step(nn::Module& m, const std::string& prefix) {
-  const Golden& g = golden();
+  const Golden& g = golden("nn_norm");
   INFO(prefix);
   m.zero_grad();
   Tensor x = g[prefix + ".input"].requires_grad_();
@@ -53,12 +46,11 @@ void check_step(nn::Module& m, const std::string& prefix) {
   check_close(y, g[prefix + ".output"], kAtol, kRtol, prefix + " output");
   y.backward(g[prefix + ".grad_output"]);
   check_close(x.grad(), g[prefix + ".grad_input"], kAtol, kRtol, prefix + " grad_input");
-  for (const auto& [key, p] : m.named_parameters())
-    check_close(p.grad(), g[prefix + ".grad_" + key], kAtol, kRtol, prefix + " grad_" + key);
+  check_param_grads(m, g, prefix + ".grad_", kAtol, kRtol);
 }
 
 void check_running(nn::BatchNorm& bn, const std::string& prefix) {
-  const Golden& g = golden();
+  const Golden& g = golden("nn_norm");
   check_close(bn.running_mean, g[prefix + ".running_mean"], kAtol, kRtol, prefix + " running_mean");
   check_close(bn.running_var, g[prefix + ".running_var"], kAtol, kRtol, prefix + " running_var");
   CHECK(bn.num_batches_tracked.dtype() == kInt64);
@@ -82,7 +74,7 @@ void check_batch_norm_case(nn::BatchNorm& bn, const std::string& name, int steps
 
 // Double backward: g = d sum(y * w_out) / dx with create_graph, then d sum(g * w_in) / d(x, w).
 void check_gradgrad(nn::Module& m, const std::string& name, const Tensor& weight) {
-  const Golden& g = golden();
+  const Golden& g = golden("nn_norm");
   INFO(name);
   Tensor x = g[name + ".input"].requires_grad_();
   Tensor y = m(x);
@@ -92,12 +84,6 @@ void check_gradgrad(nn::Module& m, const std::string& name, const Tensor& weight
   Tensors second = autograd::grad({(gx * g[name + ".grad_grad_input"]).sum()}, {x, weight});
   check_close(second[0], g[name + ".input_grad"], kAtol, kRtol, name + " d/dx");
   check_close(second[1], g[name + ".weight_grad"], kAtol, kRtol, name + " d/dweight");
-}
-
-std::string repr(const nn::Module& m) {
-  std::ostringstream os;
-  os << m;
-  return os.str();
 }
 
 }  // namespace
@@ -258,21 +244,21 @@ TEST_CASE("normalization modules use PyTorch's state_dict keys and printing", "[
                                                           "running_var", "num_batches_tracked"});
   CHECK(keys(bn.named_parameters()) == std::vector<std::string>{"weight", "bias"});
   CHECK(bn.num_batches_tracked.dim() == 0);
-  CHECK(repr(bn) ==
+  CHECK(printed(bn) ==
         "BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)");
   nn::BatchNorm1d cma(3, 1e-3, std::nullopt, false, false);
   CHECK(keys(cma.state_dict()).empty());
-  CHECK(repr(cma) ==
+  CHECK(printed(cma) ==
         "BatchNorm1d(3, eps=0.001, momentum=None, affine=False, track_running_stats=False)");
   nn::LayerNorm ln({3, 4});
   CHECK(keys(ln.state_dict()) == std::vector<std::string>{"weight", "bias"});
   CHECK(ln.weight.sizes() == Shape{3, 4});
-  CHECK(repr(ln) == "LayerNorm((3, 4), eps=1e-05, elementwise_affine=True)");
-  CHECK(repr(nn::LayerNorm({4}, 1e-6, false)) ==
+  CHECK(printed(ln) == "LayerNorm((3, 4), eps=1e-05, elementwise_affine=True)");
+  CHECK(printed(nn::LayerNorm({4}, 1e-6, false)) ==
         "LayerNorm((4,), eps=1e-06, elementwise_affine=False)");
   nn::GroupNorm gn(2, 6);
   CHECK(keys(gn.state_dict()) == std::vector<std::string>{"weight", "bias"});
-  CHECK(repr(gn) == "GroupNorm(2, 6, eps=1e-05, affine=True)");
+  CHECK(printed(gn) == "GroupNorm(2, 6, eps=1e-05, affine=True)");
   // Inside a container, the keys get the child's prefix as in PyTorch.
   nn::Sequential seq;
   seq.push_back(std::make_shared<nn::BatchNorm1d>(2));

@@ -18,17 +18,13 @@ using namespace ember;
 using Catch::Contains;
 using ember::testing::check_close;
 using ember::testing::Golden;
+using ember::testing::golden;
 using ember::testing::values;
 
 namespace {
 
 constexpr int kSteps = 6;
 constexpr double kGroup0Lr = 0.03;
-
-const Golden& golden() {
-  static const Golden g("optim");
-  return g;
-}
 
 using MakeOptimizer =
     std::function<std::unique_ptr<optim::Optimizer>(std::vector<optim::ParamGroup>)>;
@@ -74,7 +70,7 @@ std::vector<Config> configs() {
 std::vector<Tensor> initial_params() {
   std::vector<Tensor> ps;
   for (int k = 0; k < 3; ++k)
-    ps.push_back(golden()["params." + std::to_string(k)].requires_grad_());
+    ps.push_back(golden("optim")["params." + std::to_string(k)].requires_grad_());
   return ps;
 }
 
@@ -88,14 +84,14 @@ void set_grads(const std::vector<Tensor>& ps, int t) {
   for (int k = 0; k < 3; ++k) {
     ps[k].set_grad(t == 2 && k == 1
                        ? Tensor()
-                       : golden()["grads." + std::to_string(t) + "." + std::to_string(k)]);
+                       : golden("optim")["grads." + std::to_string(t) + "." + std::to_string(k)]);
   }
 }
 
 void check_step(const std::string& name, const std::vector<Tensor>& ps, int t) {
   for (int k = 0; k < 3; ++k) {
     const std::string key = name + ".step" + std::to_string(t) + "." + std::to_string(k);
-    check_close(ps[k], golden()[key], 1e-13, 1e-12, key);
+    check_close(ps[k], golden("optim")[key], 1e-13, 1e-12, key);
   }
 }
 
@@ -128,7 +124,7 @@ TEST_CASE("optimizers follow PyTorch's trajectories, two groups, a skipped gradi
     const TensorDict sd = opt->state_dict();
     const std::string prefix = c.name + ".state.";
     int64_t expected_entries = 0;
-    for (const auto& [key, want] : golden().file().tensors) {
+    for (const auto& [key, want] : golden("optim").file().tensors) {
       if (key.rfind(prefix, 0) != 0) continue;
       ++expected_entries;
       const std::string ours = "state." + key.substr(prefix.size());

@@ -2,6 +2,8 @@
 // Small helpers shared by the Catch2 suites.
 
 #include <limits>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include <ember/ember.h>
@@ -13,6 +15,21 @@ inline std::vector<double> values(const Tensor& t) {
   Tensor c = t.to(kCPU).to(kFloat64).contiguous();
   const double* p = c.data_ptr<double>();
   return std::vector<double>(p, p + c.numel());
+}
+
+// The names of a state dict (or any list of (name, tensor) pairs), in order.
+template <class Dict>
+std::vector<std::string> keys(const Dict& d) {
+  std::vector<std::string> out;
+  for (const auto& kv : d) out.push_back(kv.first);
+  return out;
+}
+
+// What `os << m` prints for a module.
+inline std::string printed(const nn::Module& m) {
+  std::ostringstream os;
+  os << m;
+  return os.str();
 }
 
 inline const double kNaN = std::numeric_limits<double>::quiet_NaN();

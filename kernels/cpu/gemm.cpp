@@ -205,7 +205,8 @@ const MicroKernel* best_kernel() {
 const MicroKernel& kernel_for_rows(const MicroKernel& uk, int64_t m) {
   if (&uk != &kAvx512) return uk;
   auto fill = [m](int64_t mr) {
-    return static_cast<double>(m) / static_cast<double>((m + mr - 1) / mr * mr);
+    const int64_t padded = (m + mr - 1) / mr * mr;  // the rows computed, whole panels
+    return static_cast<double>(m) / static_cast<double>(padded);
   };
   return fill(8) > fill(12) + 0.05 ? kAvx512Mr8 : uk;
 }

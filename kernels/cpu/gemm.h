@@ -30,7 +30,7 @@ void gemm(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_
 
 // A float32 operand read through pointers to its lines instead of strides, so that a kernel can
 // multiply a matrix that exists only implicitly in a larger buffer (convolution reads the
-// padded image as its im2col matrix: Note [Implicit im2col] in conv.cpp). For a (rows x cols)
+// padded image as its im2col matrix: Note [Implicit im2col] in conv_utils.h). For a (rows x cols)
 // operand X:
 //   lines_are_rows:  X(r, c) = lines[r][offset + c]   (each row contiguous)
 //   otherwise:       X(r, c) = lines[c][offset + r]   (each column contiguous)

@@ -280,8 +280,9 @@ const OpTableRegistrar reg(not_differentiable({
              Config c = config_of(r[1]);
              auto [low, high] = randint_range(c.dtype);
              Stream s{c.seed, 0};
-             Refs out{
-                 ref_fill(r[0].shape, [&](int64_t i) { return ref_randint(s, i, low, high); })};
+             Refs out{ref_fill(r[0].shape, [&, low = low, high = high](int64_t i) {
+               return ref_randint(s, i, low, high);
+             })};
              if (c.dtype == kInt64) {
                Stream wide{c.seed, blocks(r[0].numel(), 1)};
                out.push_back(ref_fill(r[0].shape, [&](int64_t i) {
