@@ -79,7 +79,7 @@ Tensor max_pool2d_backward(const Tensor& g, const Tensor& indices, const Shape& 
 }
 
 // 1 / the divisor of each average-pooling window, (out_h, out_w), as the kernel computes it
-// (kernels/cpu/conv.cpp): divisor_override, else the window clipped to the padded input
+// (kernels/cpu/pool.cpp): divisor_override, else the window clipped to the padded input
 // (count_include_pad) or to the input; 0 for a window with divisor 0 (its output is 0).
 Tensor avg_pool2d_scale(int64_t H, int64_t W, int64_t out_h, int64_t out_w, const Shape& k,
                         const Shape& s, const Shape& p, bool count_include_pad,

@@ -117,7 +117,7 @@ Tensor prod_backward(const Tensor& g, const Tensor& x, const Tensor& y, const Sh
   }
   flat_shape.push_back(r);
   Tensor xp = permute(x, perm);
-  const Shape permuted_shape = xp.sizes();
+  const Shape& permuted_shape = xp.sizes();
   Tensor flat = reshape(xp, flat_shape);
   Tensor left = exclusive_cumprod_last(flat);
   Tensor right = flip(exclusive_cumprod_last(flip(flat, {-1})), {-1});

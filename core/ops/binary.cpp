@@ -138,7 +138,7 @@ Tensor lerp_out(Tensor out, const Tensor& start, const Tensor& end, const Scalar
   return out;
 }
 
-Tensor lerp_out(Tensor out, const Tensor& start, const Tensor& end, const Tensor& weight,
+Tensor lerp_out(const Tensor& out, const Tensor& start, const Tensor& end, const Tensor& weight,
                 const char* op) {
   check_lerp(start, end, &weight, op);
   TensorIter iter = TensorIterConfig(op)
@@ -154,7 +154,7 @@ Tensor lerp_out(Tensor out, const Tensor& start, const Tensor& end, const Tensor
 }
 
 // self + value * t1 (* or /) t2; `is_div` selects addcdiv.
-Tensor addc_out(Tensor out, const Tensor& self, const Tensor& t1, const Tensor& t2,
+Tensor addc_out(const Tensor& out, const Tensor& self, const Tensor& t1, const Tensor& t2,
                 const Scalar& value, bool is_div, const char* op) {
   if (is_div) {
     EMBER_CHECK(!(is_integral(t1.dtype(), true) && is_integral(t2.dtype(), true)), op,
