@@ -5,10 +5,10 @@
 
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
-#include "core/generator.h"
 #include "autograd/ops/copy.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/random.h"
+#include "core/generator.h"
+#include "core/ops/factory.h"
 
 namespace ember::autograd {
 

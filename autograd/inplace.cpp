@@ -4,10 +4,10 @@
 #include "autograd/op.h"
 #include "autograd/ops/binary.h"
 #include "autograd/ops/copy.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/index.h"
 #include "autograd/ops/reduce.h"
 #include "autograd/ops/view.h"
+#include "core/ops/factory.h"
 
 namespace ember::autograd {
 

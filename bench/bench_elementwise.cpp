@@ -7,12 +7,13 @@
 //
 //   ./build/bench/bench_elementwise [rounds=15]
 
+#include <ember/ember.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#include <ember/ember.h>
 #include "bench_util.h"
 
 int main(int argc, char** argv) {
@@ -32,8 +33,7 @@ int main(int argc, char** argv) {
       std::memset(src4.data(), 1, src4.size());
       int iters = n >= 10000000 ? 3 : 20;
       auto t = ember::bench::interleaved(
-          {[&] { c = a + b; },
-           [&] { std::memcpy(dst.data(), src.data(), src.size()); },
+          {[&] { c = a + b; }, [&] { std::memcpy(dst.data(), src.data(), src.size()); },
            [&] { sink = sink + a.sum().item<float>(); },
            [&] { std::memcpy(dst4.data(), src4.data(), src4.size()); }},
           rounds, iters);

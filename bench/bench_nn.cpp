@@ -108,7 +108,8 @@ int main(int argc, char** argv) {
   std::vector<double> t = ember::bench::interleaved(fns, rounds, iters);
   std::printf("threads: %d (ember and libtorch), %d rounds x %d iterations, medians\n\n", threads,
               rounds, iters);
-  std::printf("| case (float32) | ember ms | libtorch ms | ember / libtorch |\n|---|---|---|---|\n");
+  std::printf(
+      "| case (float32) | ember ms | libtorch ms | ember / libtorch |\n|---|---|---|---|\n");
   size_t k = 0;
   for (const Row& r : rows) {
     const double e = t[k++];

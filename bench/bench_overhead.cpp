@@ -3,10 +3,11 @@
 //
 //   ./build/bench/bench_overhead [rounds=31] [iters=20000]
 
+#include <ember/ember.h>
+
 #include <cstdio>
 #include <cstdlib>
 
-#include <ember/ember.h>
 #include "bench_util.h"
 
 #ifdef EMBER_HAVE_LIBTORCH

@@ -90,7 +90,9 @@ BlockCache* block_cache() {
 constexpr size_t kLargeRound = 64 * 1024;
 constexpr size_t kMaxLargeCacheBytes = size_t{1} << 30;
 
-size_t large_block_bytes(size_t nbytes) { return (nbytes + kLargeRound - 1) / kLargeRound * kLargeRound; }
+size_t large_block_bytes(size_t nbytes) {
+  return (nbytes + kLargeRound - 1) / kLargeRound * kLargeRound;
+}
 
 struct LargeCache {
   std::mutex mu;
@@ -107,8 +109,8 @@ LargeCache& large_cache() {
 
 DataPtr CPUAllocator::allocate(size_t nbytes) {
   if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, kCPU);
-  EMBER_CHECK(nbytes < (size_t{1} << 46), "CPUAllocator: refusing an absurd allocation of ",
-              nbytes, " bytes");
+  EMBER_CHECK(nbytes < (size_t{1} << 46), "CPUAllocator: refusing an absurd allocation of ", nbytes,
+              " bytes");
   void* p = nullptr;
   if (nbytes <= kMaxCachedBytes) {
     int c = size_class(nbytes);

@@ -74,8 +74,8 @@ struct MemoryStats {
   int64_t peak_allocated_bytes = 0;  // the most allocated_bytes has been since the last reset
   int64_t num_allocations = 0;       // live blocks now
   int64_t total_allocations = 0;     // allocations made since the start of the process
-  int64_t cached_bytes = 0;          // freed large blocks kept for reuse (CPU: Note [Large-block cache])
-  int64_t reserved_bytes = 0;        // bytes held from the system: live blocks and cached ones
+  int64_t cached_bytes = 0;    // freed large blocks kept for reuse (CPU: Note [Large-block cache])
+  int64_t reserved_bytes = 0;  // bytes held from the system: live blocks and cached ones
   int64_t peak_reserved_bytes = 0;   // the most reserved_bytes has been since the last reset
   int64_t peak_num_allocations = 0;  // the most num_allocations has been since the last reset
 };

@@ -32,9 +32,7 @@ Device::Device(const std::string& spec) {
 
 const char* device_type_name(DeviceType t) { return t == DeviceType::CPU ? "cpu" : "cuda"; }
 
-std::string Device::str() const {
-  return is_cpu() ? "cpu" : "cuda:" + std::to_string(index);
-}
+std::string Device::str() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
 
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
 

@@ -15,18 +15,18 @@
 //   EMBER_REGISTER_KERNEL(add_stub, DeviceType::CPU, add_kernel);
 //
 // Note [Stub registry]
-// Every stub made with EMBER_DECLARE_DISPATCH (or its device-pair form) is listed: dispatch_stubs() gives each one's
-// name and which device slots hold a kernel, stubs_missing(device) the names of those without
-// a kernel for `device` (tests/test_dispatch_registry.cpp fails for any stub without a CPU
-// kernel; a new backend lists what it still lacks). The listing must not disturb the static
+// Every stub made with EMBER_DECLARE_DISPATCH (or its device-pair form) is listed: dispatch_stubs()
+// gives each one's name and which device slots hold a kernel, stubs_missing(device) the names of
+// those without a kernel for `device` (tests/test_dispatch_registry.cpp fails for any stub without
+// a CPU kernel; a new backend lists what it still lacks). The listing must not disturb the static
 // registration: a DispatchStub is constant-initialised (its constructor is constexpr), so its
 // table is all nullptr before any dynamic initialiser runs, and kernels may fill it from other
 // translation units in any order. A dynamic constructor could run after a registration and
 // wipe the slot. So the stub stays as it is and EMBER_DECLARE_DISPATCH also defines a
-// StubListing object next to it (both inline variables: one of each in the program), whose (dynamic) constructor adds the stub's address to a
-// list held in a function-local static (made on first use, so the order in which translation
-// units initialise does not matter). The list holds addresses only; slots are read when
-// dispatch_stubs() is called, after static initialisation.
+// StubListing object next to it (both inline variables: one of each in the program), whose
+// (dynamic) constructor adds the stub's address to a list held in a function-local static (made on
+// first use, so the order in which translation units initialise does not matter). The list holds
+// addresses only; slots are read when dispatch_stubs() is called, after static initialisation.
 
 #include <array>
 #include <string>
@@ -146,7 +146,8 @@ struct StubListing {
     detail::list_stub({&stub, [](const void* s) { return static_cast<const Stub*>(s)->name; },
                        [](const void* s, DeviceType d) {
                          const Stub* p = static_cast<const Stub*>(s);
-                         return p->has_kernel(DeviceType::CPU, d) && p->has_kernel(d, DeviceType::CPU);
+                         return p->has_kernel(DeviceType::CPU, d) &&
+                                p->has_kernel(d, DeviceType::CPU);
                        }});
   }
 };
@@ -156,13 +157,13 @@ struct StubListing {
 // Declares and defines a stub, in the family's header: a C++17 inline variable, so there is one
 // stub in the program however many files include the header, with no separate definition to
 // write. The stub is constant-initialised; its listing is not (Note [Stub registry]).
-#define EMBER_DECLARE_DISPATCH(FnPtrType, stub)          \
+#define EMBER_DECLARE_DISPATCH(FnPtrType, stub)        \
   inline ::ember::DispatchStub<FnPtrType> stub{#stub}; \
   inline const ::ember::StubListing stub##_listing_ { stub }
 #define EMBER_REGISTER_KERNEL(stub, device, fn)                                     \
   static ::ember::KernelRegistrar<std::remove_reference_t<decltype(stub.table[0])>> \
       stub##_##fn##_registrar(stub, device, fn)
-#define EMBER_DECLARE_DEVICE_PAIR_DISPATCH(FnPtrType, stub)        \
+#define EMBER_DECLARE_DEVICE_PAIR_DISPATCH(FnPtrType, stub)      \
   inline ::ember::DevicePairDispatchStub<FnPtrType> stub{#stub}; \
   inline const ::ember::StubListing stub##_listing_ { stub }
 #define EMBER_REGISTER_DEVICE_PAIR_KERNEL(stub, src, dst, fn)                                    \

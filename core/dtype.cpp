@@ -11,10 +11,10 @@ struct DTypeInfo {
   size_t size;
 };
 constexpr DTypeInfo kDTypeInfo[] = {
-    {DType::Bool, "bool", 1},        {DType::UInt8, "uint8", 1},
-    {DType::Int32, "int32", 4},      {DType::Int64, "int64", 8},
-    {DType::Float16, "float16", 2},  {DType::BFloat16, "bfloat16", 2},
-    {DType::Float32, "float32", 4},  {DType::Float64, "float64", 8},
+    {DType::Bool, "bool", 1},       {DType::UInt8, "uint8", 1},
+    {DType::Int32, "int32", 4},     {DType::Int64, "int64", 8},
+    {DType::Float16, "float16", 2}, {DType::BFloat16, "bfloat16", 2},
+    {DType::Float32, "float32", 4}, {DType::Float64, "float64", 8},
 };
 static_assert(sizeof(kDTypeInfo) / sizeof(kDTypeInfo[0]) == kNumDTypes,
               "every DType needs a row in kDTypeInfo");

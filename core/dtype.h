@@ -30,8 +30,7 @@ const char* dtype_name(DType t);  // "float32", "int64", ... as PyTorch prints t
 std::ostream& operator<<(std::ostream& os, DType t);
 
 constexpr bool is_floating(DType t) {
-  return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 ||
-         t == DType::Float64;
+  return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }
 constexpr bool is_integral(DType t, bool include_bool = false) {
   return t == DType::UInt8 || t == DType::Int32 || t == DType::Int64 ||
@@ -48,22 +47,55 @@ void set_default_dtype(DType t);  // must be a floating type
 // C++ type <-> DType.
 template <class T>
 struct dtype_of;
-template <> struct dtype_of<bool> { static constexpr DType value = DType::Bool; };
-template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::UInt8; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = DType::Int32; };
-template <> struct dtype_of<int64_t> { static constexpr DType value = DType::Int64; };
-template <> struct dtype_of<Half> { static constexpr DType value = DType::Float16; };
-template <> struct dtype_of<BFloat16> { static constexpr DType value = DType::BFloat16; };
-template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::Float64; };
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <>
+struct dtype_of<uint8_t> {
+  static constexpr DType value = DType::UInt8;
+};
+template <>
+struct dtype_of<int32_t> {
+  static constexpr DType value = DType::Int32;
+};
+template <>
+struct dtype_of<int64_t> {
+  static constexpr DType value = DType::Int64;
+};
+template <>
+struct dtype_of<Half> {
+  static constexpr DType value = DType::Float16;
+};
+template <>
+struct dtype_of<BFloat16> {
+  static constexpr DType value = DType::BFloat16;
+};
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = DType::Float32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = DType::Float64;
+};
 template <class T>
 constexpr DType dtype_of_v = dtype_of<T>::value;
 
 // The type element-wise math runs in: float for the 16-bit floats, the type itself otherwise
 // (PyTorch's opmath_type).
-template <class T> struct opmath { using type = T; };
-template <> struct opmath<Half> { using type = float; };
-template <> struct opmath<BFloat16> { using type = float; };
+template <class T>
+struct opmath {
+  using type = T;
+};
+template <>
+struct opmath<Half> {
+  using type = float;
+};
+template <>
+struct opmath<BFloat16> {
+  using type = float;
+};
 template <class T>
 using opmath_t = typename opmath<T>::type;
 
@@ -78,25 +110,25 @@ using opmath_t = typename opmath<T>::type;
     return __VA_ARGS__();               \
   }
 
-#define EMBER_DISPATCH_SWITCH(DTYPE, NAME, ...)                                                \
-  [&] {                                                                                        \
-    const ::ember::DType _dt = (DTYPE);                                                        \
-    switch (_dt) {                                                                             \
-      __VA_ARGS__                                                                              \
-      default:                                                                                 \
-        EMBER_ERROR(NAME, ": unsupported dtype ", ::ember::dtype_name(_dt));           \
-    }                                                                                          \
+#define EMBER_DISPATCH_SWITCH(DTYPE, NAME, ...)                              \
+  [&] {                                                                      \
+    const ::ember::DType _dt = (DTYPE);                                      \
+    switch (_dt) {                                                           \
+      __VA_ARGS__                                                            \
+      default:                                                               \
+        EMBER_ERROR(NAME, ": unsupported dtype ", ::ember::dtype_name(_dt)); \
+    }                                                                        \
   }()
 
 // The lambda is passed as __VA_ARGS__ so that commas inside it (captures, template arguments)
 // do not split it into several macro arguments.
-#define EMBER_CASES_FLOATING(...)                                              \
-  EMBER_DISPATCH_CASE(::ember::DType::Float32, float, __VA_ARGS__)             \
-  EMBER_DISPATCH_CASE(::ember::DType::Float64, double, __VA_ARGS__)            \
-  EMBER_DISPATCH_CASE(::ember::DType::Float16, ::ember::Half, __VA_ARGS__)     \
+#define EMBER_CASES_FLOATING(...)                                          \
+  EMBER_DISPATCH_CASE(::ember::DType::Float32, float, __VA_ARGS__)         \
+  EMBER_DISPATCH_CASE(::ember::DType::Float64, double, __VA_ARGS__)        \
+  EMBER_DISPATCH_CASE(::ember::DType::Float16, ::ember::Half, __VA_ARGS__) \
   EMBER_DISPATCH_CASE(::ember::DType::BFloat16, ::ember::BFloat16, __VA_ARGS__)
 
-#define EMBER_CASES_INTEGRAL(...)                                \
+#define EMBER_CASES_INTEGRAL(...)                                  \
   EMBER_DISPATCH_CASE(::ember::DType::UInt8, uint8_t, __VA_ARGS__) \
   EMBER_DISPATCH_CASE(::ember::DType::Int32, int32_t, __VA_ARGS__) \
   EMBER_DISPATCH_CASE(::ember::DType::Int64, int64_t, __VA_ARGS__)
@@ -114,7 +146,7 @@ using opmath_t = typename opmath<T>::type;
   EMBER_DISPATCH_SWITCH(DTYPE, NAME,             \
                         EMBER_CASES_FLOATING(__VA_ARGS__) EMBER_CASES_INTEGRAL(__VA_ARGS__))
 // Every dtype (copy, fill, comparisons, where...).
-#define EMBER_DISPATCH_ALL(DTYPE, NAME, ...)                                          \
-  EMBER_DISPATCH_SWITCH(DTYPE, NAME, EMBER_CASES_FLOATING(__VA_ARGS__)               \
-                                         EMBER_CASES_INTEGRAL(__VA_ARGS__)           \
-                                             EMBER_CASES_BOOL(__VA_ARGS__))
+#define EMBER_DISPATCH_ALL(DTYPE, NAME, ...)                                                \
+  EMBER_DISPATCH_SWITCH(DTYPE, NAME,                                                        \
+                        EMBER_CASES_FLOATING(__VA_ARGS__) EMBER_CASES_INTEGRAL(__VA_ARGS__) \
+                            EMBER_CASES_BOOL(__VA_ARGS__))

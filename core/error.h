@@ -54,18 +54,18 @@ std::string str(const Args&... args) {
 }  // namespace ember
 
 // EMBER_CHECK(cond, "op: message ", value, ...) throws ember::Error when cond is false.
-#define EMBER_CHECK(cond, ...)                                                       \
-  do {                                                                               \
-    if (EMBER_UNLIKELY(!(cond)))                                                     \
+#define EMBER_CHECK(cond, ...)                                                             \
+  do {                                                                                     \
+    if (EMBER_UNLIKELY(!(cond)))                                                           \
       ::ember::detail::throw_error(__FILE__, __LINE__, ::ember::detail::str(__VA_ARGS__)); \
   } while (0)
 
 #define EMBER_ERROR(...) \
   ::ember::detail::throw_error(__FILE__, __LINE__, ::ember::detail::str(__VA_ARGS__))
 
-#define EMBER_INTERNAL_ASSERT(cond, ...)                                          \
-  do {                                                                            \
-    if (EMBER_UNLIKELY(!(cond)))                                                  \
-      ::ember::detail::throw_internal(__FILE__, __LINE__, #cond,                  \
+#define EMBER_INTERNAL_ASSERT(cond, ...)                                        \
+  do {                                                                          \
+    if (EMBER_UNLIKELY(!(cond)))                                                \
+      ::ember::detail::throw_internal(__FILE__, __LINE__, #cond,                \
                                       ::ember::detail::str("", ##__VA_ARGS__)); \
   } while (0)

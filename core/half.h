@@ -50,12 +50,13 @@ EMBER_HOST_DEVICE inline uint16_t float_to_half_bits(float f) {
   uint32_t u = float_bits(f);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (a > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
   if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
   if (a < 0x38800000u) {
     // Result is subnormal (or zero) in half: value = m * 2^-24 with m an integer < 1024.
     // Shift the full 24-bit float mantissa into place, rounding to nearest even.
-    if (a < 0x33000000u) return static_cast<uint16_t>(sign);  // below half of the smallest subnormal
+    if (a < 0x33000000u)
+      return static_cast<uint16_t>(sign);  // below half of the smallest subnormal
     // value = mant * 2^(exp - 150) with the implicit bit in mant; in units of 2^-24 that is
     // mant * 2^(exp - 126), so (126 - exp) low bits are dropped (14..24 of them here).
     int exp = static_cast<int>(a >> 23);
@@ -120,21 +121,21 @@ std::ostream& operator<<(std::ostream& os, Half h);
 std::ostream& operator<<(std::ostream& os, BFloat16 h);
 
 // Arithmetic goes through float; the result rounds back to the 16-bit type.
-#define EMBER_HALF_BINARY_OPS(T)                                                           \
-  EMBER_HOST_DEVICE inline T operator+(T a, T b) { return T(float(a) + float(b)); }        \
-  EMBER_HOST_DEVICE inline T operator-(T a, T b) { return T(float(a) - float(b)); }        \
-  EMBER_HOST_DEVICE inline T operator*(T a, T b) { return T(float(a) * float(b)); }        \
-  EMBER_HOST_DEVICE inline T operator/(T a, T b) { return T(float(a) / float(b)); }        \
-  EMBER_HOST_DEVICE inline T operator-(T a) { return T(-float(a)); }                       \
-  EMBER_HOST_DEVICE inline T& operator+=(T& a, T b) { return a = a + b; }                  \
-  EMBER_HOST_DEVICE inline T& operator-=(T& a, T b) { return a = a - b; }                  \
-  EMBER_HOST_DEVICE inline T& operator*=(T& a, T b) { return a = a * b; }                  \
-  EMBER_HOST_DEVICE inline T& operator/=(T& a, T b) { return a = a / b; }                  \
-  EMBER_HOST_DEVICE inline bool operator<(T a, T b) { return float(a) < float(b); }        \
-  EMBER_HOST_DEVICE inline bool operator>(T a, T b) { return float(a) > float(b); }        \
-  EMBER_HOST_DEVICE inline bool operator<=(T a, T b) { return float(a) <= float(b); }      \
-  EMBER_HOST_DEVICE inline bool operator>=(T a, T b) { return float(a) >= float(b); }      \
-  EMBER_HOST_DEVICE inline bool operator==(T a, T b) { return float(a) == float(b); }      \
+#define EMBER_HALF_BINARY_OPS(T)                                                      \
+  EMBER_HOST_DEVICE inline T operator+(T a, T b) { return T(float(a) + float(b)); }   \
+  EMBER_HOST_DEVICE inline T operator-(T a, T b) { return T(float(a) - float(b)); }   \
+  EMBER_HOST_DEVICE inline T operator*(T a, T b) { return T(float(a) * float(b)); }   \
+  EMBER_HOST_DEVICE inline T operator/(T a, T b) { return T(float(a) / float(b)); }   \
+  EMBER_HOST_DEVICE inline T operator-(T a) { return T(-float(a)); }                  \
+  EMBER_HOST_DEVICE inline T& operator+=(T& a, T b) { return a = a + b; }             \
+  EMBER_HOST_DEVICE inline T& operator-=(T& a, T b) { return a = a - b; }             \
+  EMBER_HOST_DEVICE inline T& operator*=(T& a, T b) { return a = a * b; }             \
+  EMBER_HOST_DEVICE inline T& operator/=(T& a, T b) { return a = a / b; }             \
+  EMBER_HOST_DEVICE inline bool operator<(T a, T b) { return float(a) < float(b); }   \
+  EMBER_HOST_DEVICE inline bool operator>(T a, T b) { return float(a) > float(b); }   \
+  EMBER_HOST_DEVICE inline bool operator<=(T a, T b) { return float(a) <= float(b); } \
+  EMBER_HOST_DEVICE inline bool operator>=(T a, T b) { return float(a) >= float(b); } \
+  EMBER_HOST_DEVICE inline bool operator==(T a, T b) { return float(a) == float(b); } \
   EMBER_HOST_DEVICE inline bool operator!=(T a, T b) { return float(a) != float(b); }
 
 EMBER_HALF_BINARY_OPS(Half)

@@ -14,7 +14,8 @@ std::vector<OpFamily>& families() {
 // Several files may register ops of one family (nn's layers do): they share one OpFamily.
 void OpFamilyRegistrar::add(const char* family, const char* const* ops, size_t n) {
   std::vector<OpFamily>& all = families();
-  auto it = std::find_if(all.begin(), all.end(), [&](const OpFamily& f) { return f.family == family; });
+  auto it =
+      std::find_if(all.begin(), all.end(), [&](const OpFamily& f) { return f.family == family; });
   if (it == all.end()) it = all.insert(all.end(), OpFamily{family, {}});
   for (size_t i = 0; i < n; ++i) it->ops.emplace_back(ops[i]);
 }

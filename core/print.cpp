@@ -30,9 +30,13 @@ struct Formatter {
   std::string raw(double v) const {
     char buf[64];
     switch (mode) {
-      case Mode::Bool: return v != 0 ? "True" : "False";
-      case Mode::Int: std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v)); return buf;
-      default: break;
+      case Mode::Bool:
+        return v != 0 ? "True" : "False";
+      case Mode::Int:
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+        return buf;
+      default:
+        break;
     }
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -47,7 +51,9 @@ struct Formatter {
   }
   std::string operator()(double v) const {
     std::string s = raw(v);
-    return std::string(static_cast<size_t>(std::max<int>(0, width - static_cast<int>(s.size()))), ' ') + s;
+    return std::string(static_cast<size_t>(std::max<int>(0, width - static_cast<int>(s.size()))),
+                       ' ') +
+           s;
   }
 };
 
@@ -86,7 +92,8 @@ Formatter make_formatter(const Tensor& t, const std::vector<double>& vals) {
       f.mode = Formatter::Mode::Fixed;
     } else if (all_int) {
       f.mode = max_abs > 1e8 ? Formatter::Mode::Sci : Formatter::Mode::FloatInt;
-    } else if (max_abs > 1e8 || (min_abs != INFINITY && (max_abs / min_abs > 1000 || min_abs < 1e-4))) {
+    } else if (max_abs > 1e8 ||
+               (min_abs != INFINITY && (max_abs / min_abs > 1000 || min_abs < 1e-4))) {
       f.mode = Formatter::Mode::Sci;
     } else {
       f.mode = Formatter::Mode::Fixed;
@@ -117,8 +124,8 @@ void print_rec(std::ostream& os, const Tensor& t, const Formatter& f, bool summa
       if (t.dim() == 1) {
         os << ", ";
       } else {
-        os << ",\n" << std::string(static_cast<size_t>(t.dim() - 2), '\n')
-           << std::string(indent + 1, ' ');
+        os << ",\n"
+           << std::string(static_cast<size_t>(t.dim() - 2), '\n') << std::string(indent + 1, ' ');
       }
     }
   }

@@ -30,9 +30,7 @@ class Scalar {
   bool is_bool() const { return kind_ == Kind::Bool; }
 
   double to_double() const { return kind_ == Kind::Floating ? d_ : static_cast<double>(i_); }
-  int64_t to_int64() const {
-    return kind_ == Kind::Floating ? static_cast<int64_t>(d_) : i_;
-  }
+  int64_t to_int64() const { return kind_ == Kind::Floating ? static_cast<int64_t>(d_) : i_; }
   bool to_bool() const { return kind_ == Kind::Floating ? d_ != 0.0 : i_ != 0; }
 
   // The value as T, for kernels: to<float>(), to<int32_t>(), to<Half>()...

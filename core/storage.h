@@ -21,7 +21,8 @@ struct StorageImpl {
   DataPtr data_ptr;
   size_t nbytes = 0;
   uint32_t version = 0;  // Note [Version counter]
-  // Made under InferenceMode: tensors on it can never join an autograd graph (autograd/grad_mode.h).
+  // Made under InferenceMode: tensors on it can never join an autograd graph
+  // (autograd/grad_mode.h).
   bool is_inference = detail::inference_mode_enabled;
 
   StorageImpl(DataPtr p, size_t n) : data_ptr(std::move(p)), nbytes(n) {}

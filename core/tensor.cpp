@@ -214,9 +214,12 @@ DType result_type(const Tensor& a, const Scalar& b) {
 
 DType Scalar::dtype() const {
   switch (kind_) {
-    case Kind::Bool: return kBool;
-    case Kind::Integral: return kInt64;
-    default: return default_dtype();
+    case Kind::Bool:
+      return kBool;
+    case Kind::Integral:
+      return kInt64;
+    default:
+      return default_dtype();
   }
 }
 

@@ -66,7 +66,7 @@ struct AutogradMetaInterface {
 struct TensorImpl {
   Storage storage;
   Shape sizes;
-  Shape strides;  // in elements
+  Shape strides;               // in elements
   int64_t storage_offset = 0;  // in elements
   int64_t numel = 0;
   DType dtype = DType::Float32;

@@ -147,7 +147,8 @@ TensorIter TensorIterConfig::build() {
     const Tensor& t = inputs_[i];
     bool convert = (promote_ || int_to_float_) && t.dtype() != common;
     Tensor in = convert ? native::to(t, common) : t;
-    if (in.device() != it.device_ && same_device_) in = native::to(in, it.device_);  // a wrapped number
+    if (in.device() != it.device_ && same_device_)
+      in = native::to(in, it.device_);  // a wrapped number
     it.ops_[nout_ + i].tensor = std::move(in);
   }
 

@@ -70,8 +70,7 @@ class TensorIter {
   // out = f(a, b) in the promoted dtype of a and b (add, mul...).
   static TensorIter binary_op(Tensor& out, const Tensor& a, const Tensor& b, const char* op);
   // Like binary_op, integers promote to the default float dtype (true division, atan2).
-  static TensorIter binary_float_op(Tensor& out, const Tensor& a, const Tensor& b,
-                                    const char* op);
+  static TensorIter binary_float_op(Tensor& out, const Tensor& a, const Tensor& b, const char* op);
   // out (bool) = f(a, b) with a and b promoted to their common dtype (eq, lt...).
   static TensorIter comparison_op(Tensor& out, const Tensor& a, const Tensor& b, const char* op);
   // out = f() (fill, random).
@@ -80,7 +79,9 @@ class TensorIter {
   int ntensors() const { return nops_; }
   int noutputs() const { return noutputs_; }
   int ninputs() const { return ntensors() - noutputs_; }
-  const Tensor& output(int i = 0) const { return ops_[i].original.defined() ? ops_[i].original : ops_[i].tensor; }
+  const Tensor& output(int i = 0) const {
+    return ops_[i].original.defined() ? ops_[i].original : ops_[i].tensor;
+  }
   const Tensor& tensor(int i) const { return ops_[i].tensor; }
   DType dtype(int i = 0) const { return ops_[i].tensor.dtype(); }
   DType common_dtype() const { return common_dtype_; }

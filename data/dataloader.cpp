@@ -6,9 +6,9 @@
 #include <mutex>
 #include <thread>
 
+#include "autograd/ops/shape.h"
 #include "core/error.h"
 #include "core/ops/factory.h"
-#include "autograd/ops/shape.h"
 
 namespace ember::data {
 
@@ -118,8 +118,10 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
               opt_.num_workers);
   EMBER_CHECK(opt_.prefetch_factor >= 1, "DataLoader: prefetch_factor must be at least 1, got ",
               opt_.prefetch_factor);
-  const int sources = (opt_.shuffle ? 1 : 0) + (opt_.sampler ? 1 : 0) + (opt_.batch_sampler ? 1 : 0);
-  EMBER_CHECK(sources <= 1, "DataLoader: shuffle, sampler and batch_sampler are mutually exclusive");
+  const int sources =
+      (opt_.shuffle ? 1 : 0) + (opt_.sampler ? 1 : 0) + (opt_.batch_sampler ? 1 : 0);
+  EMBER_CHECK(sources <= 1,
+              "DataLoader: shuffle, sampler and batch_sampler are mutually exclusive");
   if (opt_.batch_sampler) {
     batches_ = opt_.batch_sampler;
   } else {
@@ -161,12 +163,13 @@ void DataLoader::load_state(const DataLoaderState& s) {
 
 Batch DataLoader::fetch(int64_t epoch, int64_t b) const {
   const std::vector<std::vector<int64_t>> plan = batches_->batches(epoch);
-  EMBER_CHECK(b >= 0 && b < static_cast<int64_t>(plan.size()), "DataLoader: epoch ", epoch,
-              " has ", plan.size(), " batches, there is no batch ", b);
+  EMBER_CHECK(b >= 0 && b < static_cast<int64_t>(plan.size()), "DataLoader: epoch ", epoch, " has ",
+              plan.size(), " batches, there is no batch ", b);
   return fetch_indices(epoch, b, plan[static_cast<size_t>(b)]);
 }
 
-Batch DataLoader::fetch_indices(int64_t epoch, int64_t b, const std::vector<int64_t>& indices) const {
+Batch DataLoader::fetch_indices(int64_t epoch, int64_t b,
+                                const std::vector<int64_t>& indices) const {
   set_sample_seed(mix_seed(opt_.seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(b)));
   Batch out;
   if (!opt_.collate_fn) {

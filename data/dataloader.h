@@ -57,8 +57,8 @@ CollateFn pad_collate(double padding_value = 0.0);
 
 struct DataLoaderOptions {
   int64_t batch_size = 1;
-  bool shuffle = false;     // a RandomSampler seeded with `seed`
-  uint64_t seed = 0;        // the base seed: shuffling and per-batch sample seeds
+  bool shuffle = false;  // a RandomSampler seeded with `seed`
+  uint64_t seed = 0;     // the base seed: shuffling and per-batch sample seeds
   bool drop_last = false;
   // Instead of shuffle: a custom sampler (batched by batch_size / drop_last), or a batch
   // sampler that forms the batches itself. At most one of shuffle, sampler, batch_sampler.

@@ -5,10 +5,10 @@
 #include <numeric>
 #include <string>
 
-#include "core/error.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/random.h"
 #include "autograd/ops/shape.h"
+#include "core/error.h"
+#include "core/ops/factory.h"
 
 namespace ember::data {
 
@@ -50,9 +50,8 @@ TensorDataset::TensorDataset(Tensor data, Tensor target)
   EMBER_CHECK(data_.defined() && data_.dim() >= 1,
               "TensorDataset: data must have at least 1 dim (the examples)");
   if (target_.defined()) {
-    EMBER_CHECK(target_.dim() >= 1 && target_.size(0) == data_.size(0),
-                "TensorDataset: data has ", data_.size(0), " rows but target has ",
-                target_.dim() == 0 ? 0 : target_.size(0));
+    EMBER_CHECK(target_.dim() >= 1 && target_.size(0) == data_.size(0), "TensorDataset: data has ",
+                data_.size(0), " rows but target has ", target_.dim() == 0 ? 0 : target_.size(0));
   }
 }
 
@@ -63,7 +62,8 @@ Example TensorDataset::get(int64_t index) const {
 
 Example TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
   for (int64_t i : indices) check_index("TensorDataset", i, size());
-  Tensor idx = tensor(indices, {static_cast<int64_t>(indices.size())}, TensorOptions().dtype(kInt64));
+  Tensor idx =
+      tensor(indices, {static_cast<int64_t>(indices.size())}, TensorOptions().dtype(kInt64));
   return {data_.index_select(0, idx), target_.defined() ? target_.index_select(0, idx) : Tensor()};
 }
 
@@ -91,8 +91,8 @@ ConcatDataset::ConcatDataset(std::vector<std::shared_ptr<const Dataset>> parts)
 
 Example ConcatDataset::get(int64_t index) const {
   check_index("ConcatDataset", index, size());
-  const size_t part = static_cast<size_t>(
-      std::upper_bound(ends_.begin(), ends_.end(), index) - ends_.begin());
+  const size_t part =
+      static_cast<size_t>(std::upper_bound(ends_.begin(), ends_.end(), index) - ends_.begin());
   const int64_t start = part == 0 ? 0 : ends_[part - 1];
   return parts_[part]->get(index - start);
 }
@@ -128,8 +128,7 @@ std::vector<std::shared_ptr<Subset>> random_split(const std::shared_ptr<const Da
     EMBER_CHECK(f >= 0 && f <= 1, "random_split: fraction ", f, " is not in [0, 1]");
     sum += f;
   }
-  EMBER_CHECK(std::abs(sum - 1.0) < 1e-9, "random_split: the fractions add up to ", sum,
-              ", not 1");
+  EMBER_CHECK(std::abs(sum - 1.0) < 1e-9, "random_split: the fractions add up to ", sum, ", not 1");
   const int64_t n = base->size();
   std::vector<int64_t> lengths;
   int64_t assigned = 0;

@@ -114,7 +114,8 @@ std::string find_file(const std::string& root, const std::string& name) {
   std::string gz = root + "/" + name + ".gz", plain = root + "/" + name;  // returned: not const
   if (file_exists(gz)) return gz;
   if (file_exists(plain)) return plain;
-  EMBER_CHECK(false, "FashionMNIST: ", gz, " not found. Install Debian's data set with "
+  EMBER_CHECK(false, "FashionMNIST: ", gz,
+              " not found. Install Debian's data set with "
               "`apt-get install dataset-fashion-mnist` (it puts the files in ",
               FashionMNIST::kDebianRoot, "), or pass the folder that holds them");
   return {};
@@ -140,8 +141,8 @@ Tensor read_idx(const std::string& path, int expected_dims) {
               " bytes, no header)");
   const uint32_t magic = big_endian_u32(header_bytes);
   const uint32_t want = 0x800u | static_cast<uint32_t>(expected_dims);
-  EMBER_CHECK(magic == want, "read_idx: ", path, " has magic 0x", std::hex, magic,
-              ", expected 0x", want, std::dec, " (uint8 data, ", expected_dims,
+  EMBER_CHECK(magic == want, "read_idx: ", path, " has magic 0x", std::hex, magic, ", expected 0x",
+              want, std::dec, " (uint8 data, ", expected_dims,
               " dims): not an IDX file of that kind");
   const uint64_t dims_bytes = 4 * static_cast<uint64_t>(expected_dims);
   EMBER_CHECK(reader.read(header_bytes + 4, dims_bytes) == dims_bytes, "read_idx: ", path,
@@ -206,18 +207,17 @@ FashionMNIST::FashionMNIST(const std::string& root, bool train, Transform transf
   EMBER_CHECK(images_.size(1) == 28 && images_.size(2) == 28, "FashionMNIST: ", image_path,
               " holds images of ", images_.size(1), "x", images_.size(2), ", expected 28x28");
   EMBER_CHECK(images_.size(0) == labels_u8.size(0), "FashionMNIST: ", image_path, " has ",
-              images_.size(0), " images but ", label_path, " has ", labels_u8.size(0),
-              " labels");
+              images_.size(0), " images but ", label_path, " has ", labels_u8.size(0), " labels");
   const uint8_t* l = labels_u8.data_ptr<uint8_t>();
   for (int64_t i = 0; i < labels_u8.size(0); ++i)
-    EMBER_CHECK(l[i] <= 9, "FashionMNIST: ", label_path, " has label ", int(l[i]),
-                " at position ", i, " (classes are 0..9)");
+    EMBER_CHECK(l[i] <= 9, "FashionMNIST: ", label_path, " has label ", int(l[i]), " at position ",
+                i, " (classes are 0..9)");
   labels_ = labels_u8.to(kInt64);
 }
 
 Example FashionMNIST::get(int64_t index) const {
-  EMBER_CHECK(index >= 0 && index < size(), "FashionMNIST: index ", index,
-              " is out of range for ", size(), " examples");
+  EMBER_CHECK(index >= 0 && index < size(), "FashionMNIST: index ", index, " is out of range for ",
+              size(), " examples");
   const int64_t pixels = images_.size(1) * images_.size(2);
   Tensor image = empty({1, images_.size(1), images_.size(2)}, TensorOptions().dtype(kFloat32));
   scale_pixels(images_.data_ptr<uint8_t>() + index * pixels, image.data_ptr<float>(), pixels);

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <numeric>
 
+#include "autograd/ops/random.h"
 #include "core/error.h"
 #include "core/generator.h"
-#include "autograd/ops/random.h"
 
 namespace ember::data {
 
@@ -52,7 +52,10 @@ std::vector<int64_t> SequentialSampler::order(int64_t) const {
 }
 
 RandomSampler::RandomSampler(int64_t n, uint64_t seed, bool replacement, int64_t num_samples)
-    : n_(n), seed_(seed), replacement_(replacement), num_samples_(num_samples < 0 ? n : num_samples) {
+    : n_(n),
+      seed_(seed),
+      replacement_(replacement),
+      num_samples_(num_samples < 0 ? n : num_samples) {
   EMBER_CHECK(n >= 0, "RandomSampler: negative size ", n);
   EMBER_CHECK(num_samples_ == 0 || n > 0, "RandomSampler: cannot draw ", num_samples_,
               " samples from an empty data set");
@@ -86,14 +89,15 @@ std::vector<int64_t> SubsetRandomSampler::order(int64_t epoch) const {
 
 WeightedRandomSampler::WeightedRandomSampler(std::vector<double> weights, int64_t num_samples,
                                              bool replacement, uint64_t seed)
-    : weights_(std::move(weights)), num_samples_(num_samples), replacement_(replacement),
+    : weights_(std::move(weights)),
+      num_samples_(num_samples),
+      replacement_(replacement),
       seed_(seed) {
-  EMBER_CHECK(num_samples >= 0, "WeightedRandomSampler: num_samples ", num_samples,
-              " is negative");
+  EMBER_CHECK(num_samples >= 0, "WeightedRandomSampler: num_samples ", num_samples, " is negative");
   int64_t positive = 0;
   for (size_t i = 0; i < weights_.size(); ++i) {
-    EMBER_CHECK(std::isfinite(weights_[i]) && weights_[i] >= 0, "WeightedRandomSampler: weight ",
-                i, " is ", weights_[i], " (weights must be finite and non-negative)");
+    EMBER_CHECK(std::isfinite(weights_[i]) && weights_[i] >= 0, "WeightedRandomSampler: weight ", i,
+                " is ", weights_[i], " (weights must be finite and non-negative)");
     positive += weights_[i] > 0 ? 1 : 0;
   }
   EMBER_CHECK(positive > 0 || num_samples == 0, "WeightedRandomSampler: every weight is 0");
@@ -137,7 +141,11 @@ std::vector<int64_t> WeightedRandomSampler::order(int64_t epoch) const {
 
 DistributedSampler::DistributedSampler(int64_t dataset_size, int64_t num_replicas, int64_t rank,
                                        bool shuffle, uint64_t seed, bool drop_last)
-    : n_(dataset_size), replicas_(num_replicas), rank_(rank), shuffle_(shuffle), seed_(seed),
+    : n_(dataset_size),
+      replicas_(num_replicas),
+      rank_(rank),
+      shuffle_(shuffle),
+      seed_(seed),
       drop_last_(drop_last) {
   EMBER_CHECK(num_replicas >= 1, "DistributedSampler: num_replicas ", num_replicas,
               " must be at least 1");
@@ -145,8 +153,8 @@ DistributedSampler::DistributedSampler(int64_t dataset_size, int64_t num_replica
               ", rank should be in the interval [0, ", num_replicas - 1, "]");
   EMBER_CHECK(dataset_size >= 0, "DistributedSampler: negative data set size");
   // PyTorch: with drop_last the tail that does not divide evenly is dropped, else padded.
-  num_samples_ = drop_last && n_ % replicas_ != 0 ? n_ / replicas_
-                                                  : (n_ + replicas_ - 1) / replicas_;
+  num_samples_ =
+      drop_last && n_ % replicas_ != 0 ? n_ / replicas_ : (n_ + replicas_ - 1) / replicas_;
   total_ = num_samples_ * replicas_;
 }
 

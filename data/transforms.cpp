@@ -1,9 +1,9 @@
 #include "data/transforms.h"
 
-#include "core/error.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/random.h"
 #include "autograd/ops/shape.h"
+#include "core/error.h"
+#include "core/ops/factory.h"
 #include "data/dataset.h"
 
 namespace ember::data::transforms {

@@ -6,6 +6,8 @@
 //   auto y = (x * 2).exp().sum();
 //   x.requires_grad_(); ... y.backward();   // autograd: autograd/autograd.h
 
+#include "autograd/autograd.h"
+#include "autograd/ops/ops.h"
 #include "core/allocator.h"
 #include "core/device.h"
 #include "core/dtype.h"
@@ -15,14 +17,12 @@
 #include "core/scalar.h"
 #include "core/stream.h"
 #include "core/tensor.h"
-#include "autograd/ops/ops.h"
-#include "autograd/autograd.h"
-#include "nn/nn.h"
-#include "optim/optim.h"
-#include "serialize/safetensors.h"
 #include "data/dataloader.h"
 #include "data/dataset.h"
 #include "data/fashion_mnist.h"
 #include "data/sampler.h"
 #include "data/transforms.h"
+#include "nn/nn.h"
+#include "optim/optim.h"
 #include "serialize/checkpoint.h"
+#include "serialize/safetensors.h"

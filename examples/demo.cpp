@@ -55,7 +55,7 @@ int main() {
   std::cout << "\n-- the allocator keeps count\n";
   MemoryStats s = memory_stats();
   std::cout << "bytes held by live tensors: " << s.allocated_bytes
-            << ", peak: " << s.peak_allocated_bytes << ", allocations so far: "
-            << s.total_allocations << "\n";
+            << ", peak: " << s.peak_allocated_bytes
+            << ", allocations so far: " << s.total_allocations << "\n";
   return 0;
 }

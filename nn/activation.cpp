@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/op_registry.h"
 #include "autograd/ops/binary.h"
 #include "autograd/ops/copy.h"
 #include "autograd/ops/softmax.h"
 #include "autograd/ops/unary.h"
+#include "core/op_registry.h"
 #include "nn/repr.h"
 
 namespace ember::nn {

@@ -4,14 +4,14 @@
 #include <limits>
 
 #include "autograd/grad_mode.h"
-#include "core/op_registry.h"
 #include "autograd/ops/binary.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/linalg.h"
 #include "autograd/ops/random.h"
 #include "autograd/ops/shape.h"
 #include "autograd/ops/softmax.h"
 #include "autograd/ops/unary.h"
+#include "core/op_registry.h"
+#include "core/ops/factory.h"
 #include "nn/init.h"
 
 namespace ember::nn {

@@ -5,10 +5,10 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops/binary.h"
 #include "autograd/ops/copy.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/reduce.h"
 #include "autograd/ops/shape.h"
 #include "autograd/ops/unary.h"
+#include "core/ops/factory.h"
 
 namespace ember::nn::utils {
 

@@ -3,11 +3,11 @@
 #include <array>
 #include <cmath>
 
-#include "core/op_registry.h"
 #include "autograd/ops/conv.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/linalg.h"
 #include "autograd/ops/shape.h"
+#include "core/op_registry.h"
+#include "core/ops/factory.h"
 #include "nn/linear.h"
 #include "nn/repr.h"
 

@@ -1,9 +1,9 @@
 #include "nn/dropout.h"
 
-#include "core/op_registry.h"
 #include "autograd/ops/binary.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/random.h"
+#include "core/op_registry.h"
+#include "core/ops/factory.h"
 #include "nn/activation.h"
 #include "nn/repr.h"
 

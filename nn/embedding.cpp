@@ -1,8 +1,8 @@
 #include "nn/embedding.h"
 
 #include "autograd/grad_mode.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/index.h"
+#include "core/ops/factory.h"
 #include "nn/init.h"
 
 namespace ember::nn {

@@ -6,9 +6,9 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops/binary.h"
 #include "autograd/ops/copy.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/random.h"
 #include "autograd/ops/view.h"
+#include "core/ops/factory.h"
 
 namespace ember::nn::init {
 

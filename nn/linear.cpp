@@ -2,9 +2,9 @@
 
 #include <cmath>
 
+#include "autograd/ops/linalg.h"
 #include "core/op_registry.h"
 #include "core/ops/factory.h"
-#include "autograd/ops/linalg.h"
 #include "nn/init.h"
 #include "nn/repr.h"
 

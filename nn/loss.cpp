@@ -1,13 +1,13 @@
 #include "nn/loss.h"
 
 #include "autograd/function.h"
-#include "core/op_registry.h"
 #include "autograd/ops/binary.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/index.h"
 #include "autograd/ops/reduce.h"
 #include "autograd/ops/softmax.h"
 #include "autograd/ops/unary.h"
+#include "core/op_registry.h"
+#include "core/ops/factory.h"
 
 namespace ember::nn {
 

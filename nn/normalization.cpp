@@ -6,10 +6,10 @@
 #include <sstream>
 
 #include "autograd/grad_mode.h"
-#include "core/op_registry.h"
 #include "autograd/ops/binary.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/reduce.h"
+#include "core/op_registry.h"
+#include "core/ops/factory.h"
 #include "nn/init.h"
 #include "nn/repr.h"
 

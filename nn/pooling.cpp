@@ -2,10 +2,10 @@
 
 #include <vector>
 
-#include "core/op_registry.h"
 #include "autograd/ops/conv.h"
-#include "core/ops/factory.h"
 #include "autograd/ops/linalg.h"
+#include "core/op_registry.h"
+#include "core/ops/factory.h"
 #include "nn/repr.h"
 
 namespace ember::nn {

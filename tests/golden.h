@@ -10,6 +10,9 @@
 //   check_close(y, g["conv2d.same.output"], 1e-6, 1e-5, "conv2d same");
 //   check_param_grads(m, g, "conv2d.same.grad_", 1e-6, 1e-5);  // every parameter's gradient
 
+#include <ember/ember.h>
+
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -18,9 +21,6 @@
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
-#include <ember/ember.h>
-
 #include "serialize/safetensors.h"
 
 namespace ember::testing {
@@ -28,12 +28,10 @@ namespace ember::testing {
 class Golden {
  public:
   explicit Golden(const std::string& area)
-      : file_(safetensors::load_file(std::string(EMBER_GOLDEN_DIR) + "/" + area +
-                                     ".safetensors")) {}
-  // A copy, so a test may call requires_grad_() or modify it.
-  Tensor operator[](const std::string& name) const {
-    return safetensors::get(file_, name).clone();
+      : file_(safetensors::load_file(std::string(EMBER_GOLDEN_DIR) + "/" + area + ".safetensors")) {
   }
+  // A copy, so a test may call requires_grad_() or modify it.
+  Tensor operator[](const std::string& name) const { return safetensors::get(file_, name).clone(); }
   bool has(const std::string& name) const {
     for (const auto& kv : file_.tensors)
       if (kv.first == name) return true;

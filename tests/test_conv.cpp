@@ -313,10 +313,10 @@ TEST_CASE("conv2d backward: the fused kernel matches the differentiable formula"
       {{3, 5, 5}, {2, 3, 3, 3}, {1}, {1}, {1}, 1, true},              // unbatched
       {{2, 2, 6, 7}, {3, 2, 2, 3}, {3, 2}, {3, 4}, {2}, 1, true},     // taps beyond the image
       // Stride 1: float32 takes Note [Implicit im2col] (kernels/cpu/conv_utils.h).
-      {{4, 3, 7, 6}, {5, 3, 3, 3}, {1}, {1}, {1}, 1, true},           // padding 1
-      {{3, 4, 6, 9}, {4, 2, 2, 3}, {1}, {0, 2}, {2, 1}, 2, true},     // groups, dilation
-      {{3, 1, 8, 8}, {32, 1, 3, 3}, {1}, {1}, {1}, 1, true},          // K = 9: transposed dW
-      {{2, 3, 1, 9}, {4, 3, 1, 4}, {1}, {0, 3}, {1}, 1, false},       // one-row images
+      {{4, 3, 7, 6}, {5, 3, 3, 3}, {1}, {1}, {1}, 1, true},        // padding 1
+      {{3, 4, 6, 9}, {4, 2, 2, 3}, {1}, {0, 2}, {2, 1}, 2, true},  // groups, dilation
+      {{3, 1, 8, 8}, {32, 1, 3, 3}, {1}, {1}, {1}, 1, true},       // K = 9: transposed dW
+      {{2, 3, 1, 9}, {4, 3, 1, 4}, {1}, {0, 3}, {1}, 1, false},    // one-row images
   };
   for (DType dt : {kFloat32, kFloat64}) {
     const double tol = dt == kFloat32 ? 1e-4 : 1e-11;
@@ -397,10 +397,10 @@ TEST_CASE("max_pool2d backward: the one-pass kernel matches the scatter formula"
     bool ceil_mode;
   };
   const std::vector<PoolCase> cases = {
-      {{3, 4, 8, 6}, {2, 2}, {2, 2}, {0}, {1}, false},     // the 2x2 fast path
-      {{2, 3, 7, 7}, {3, 3}, {1, 1}, {1}, {1}, false},     // overlapping windows share maxima
-      {{2, 2, 9, 8}, {3, 2}, {2, 3}, {1, 0}, {2}, true},   // dilation, ceil_mode
-      {{3, 6, 5}, {2, 2}, {1, 2}, {0}, {1}, true},         // unbatched
+      {{3, 4, 8, 6}, {2, 2}, {2, 2}, {0}, {1}, false},    // the 2x2 fast path
+      {{2, 3, 7, 7}, {3, 3}, {1, 1}, {1}, {1}, false},    // overlapping windows share maxima
+      {{2, 2, 9, 8}, {3, 2}, {2, 3}, {1, 0}, {2}, true},  // dilation, ceil_mode
+      {{3, 6, 5}, {2, 2}, {1, 2}, {0}, {1}, true},        // unbatched
   };
   for (DType dt : {kFloat32, kFloat64}) {
     for (size_t i = 0; i < cases.size(); ++i) {

@@ -1,14 +1,13 @@
 // Datasets, Fashion-MNIST from Debian's IDX files, and transforms (data/).
 
-#include <catch2/catch.hpp>
+#include <ember/ember.h>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <set>
 #include <string>
-#include <unistd.h>
-
-#include <ember/ember.h>
 
 #include "data/dataset.h"
 #include "data/fashion_mnist.h"
@@ -67,8 +66,7 @@ double max_diff(const Tensor& a, const Tensor& b) {
 }
 
 bool have_debian_fashion_mnist() {
-  return std::ifstream(std::string(data::FashionMNIST::kDebianRoot) +
-                       "/train-images-idx3-ubyte.gz")
+  return std::ifstream(std::string(data::FashionMNIST::kDebianRoot) + "/train-images-idx3-ubyte.gz")
       .good();
 }
 

@@ -2,18 +2,17 @@
 // scaling]) and read_idx straight into the tensor (Note [Reading IDX in one pass]), checked
 // against the expressions they replace and on gzip files built here byte by byte.
 
-#include <catch2/catch.hpp>
+#include <ember/ember.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
-
-#include <ember/ember.h>
 
 #include "data/fashion_mnist.h"
 #include "test_util.h"

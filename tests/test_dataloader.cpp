@@ -1,13 +1,12 @@
 // Samplers and the DataLoader (data/sampler.h, data/dataloader.h): orders, sharding, worker
 // threads, determinism across worker counts, saved positions, collation and errors.
 
-#include <catch2/catch.hpp>
+#include <ember/ember.h>
 
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <set>
-
-#include <ember/ember.h>
 
 #include "data/dataloader.h"
 #include "data/sampler.h"
@@ -61,8 +60,8 @@ TEST_CASE("samplers: orders are permutations, per epoch, reproducible", "[data]"
   data::RandomSampler rs(100, /*seed=*/7);
   auto e0 = rs.order(0), e1 = rs.order(1);
   CHECK(sorted(e0) == iota_vec(100));
-  CHECK(e0 != e1);                   // a new permutation each epoch
-  CHECK(rs.order(0) == e0);          // the same epoch gives the same order
+  CHECK(e0 != e1);                                    // a new permutation each epoch
+  CHECK(rs.order(0) == e0);                           // the same epoch gives the same order
   CHECK(data::RandomSampler(100, 8).order(0) != e0);  // another seed, another order
   data::RandomSampler more(10, 1, false, 25);
   auto m = more.order(0);
@@ -156,7 +155,8 @@ TEST_CASE("DataLoader: the same batches whatever num_workers is", "[data]") {
   opt.shuffle = true;
   opt.seed = 124;
   data::DataLoader other(ds, opt);
-  CHECK(epoch_batches(other, 0) != std::vector<std::vector<double>>(runs[0].begin(), runs[0].begin() + 8));
+  CHECK(epoch_batches(other, 0) !=
+        std::vector<std::vector<double>>(runs[0].begin(), runs[0].begin() + 8));
 }
 
 TEST_CASE("DataLoader: a saved position resumes exactly", "[data]") {
@@ -270,5 +270,6 @@ TEST_CASE("DataLoader: workers, errors, collation and options", "[data]") {
     b.data = b.data * 0.0;
     return b;
   };
-  for (const data::Batch& b : data::DataLoader(ds, c)) CHECK(b.data.abs().sum().item<double>() == 0.0);
+  for (const data::Batch& b : data::DataLoader(ds, c))
+    CHECK(b.data.abs().sum().item<double>() == 0.0);
 }

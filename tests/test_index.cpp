@@ -4,13 +4,14 @@
 // agree with serial references.
 
 #include <ember/ember.h>
-#include "test_util.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <set>
+
+#include "test_util.h"
 
 using namespace ember;
 using namespace ember::testing;

@@ -6,8 +6,6 @@
 
 #include <ember/ember.h>
 
-#include "test_util.h"
-
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cpu/gemm.h"
+#include "test_util.h"
 
 using namespace ember;
 using namespace ember::testing;

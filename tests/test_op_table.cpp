@@ -1,16 +1,14 @@
 // Walks the op table (tests/op_table): every registered op must have an entry, and every entry
 // is checked forward against its float64 reference for each dtype and sample.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
-
 #include <cmath>
+#include <deque>
 #include <map>
 #include <set>
-#include <deque>
 #include <sstream>
 #include <string>
-
-#include <algorithm>
 
 #include "autograd/gradcheck.h"
 #include "core/op_registry.h"

@@ -3,7 +3,6 @@
 // documented stream formula are checked by the op table (tests/op_table/random_ops.cpp).
 
 #include <ember/ember.h>
-#include "test_util.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "kernels/math/philox.h"
+#include "test_util.h"
 
 using namespace ember;
 using namespace ember::testing;

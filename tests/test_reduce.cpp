@@ -5,13 +5,13 @@
 
 #include <ember/ember.h>
 
-#include "test_util.h"
-
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
+
+#include "test_util.h"
 
 using namespace ember;
 using namespace ember::testing;

@@ -3,10 +3,11 @@
 // element-wise references.
 
 #include <ember/ember.h>
-#include "test_util.h"
 
 #include <catch2/catch.hpp>
 #include <memory>
+
+#include "test_util.h"
 
 using namespace ember;
 using namespace ember::testing;

@@ -1,14 +1,14 @@
 // Core tensor behaviour: 16-bit float conversions, type promotion, views and storage sharing,
 // version counters, the allocator's statistics, the thread pool, printing and error messages.
 
-#include <catch2/catch.hpp>
+#include <ember/ember.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-#include <ember/ember.h>
 #include "core/tensor_iter.h"
 
 using namespace ember;
@@ -25,9 +25,9 @@ float from_bits(uint32_t u) {
 TEST_CASE("Half converts with round-to-nearest-even", "[core][half]") {
   CHECK(Half(1.0f).x == 0x3c00);
   CHECK(Half(-2.0f).x == 0xc000);
-  CHECK(Half(65504.0f).x == 0x7bff);        // largest finite
-  CHECK(Half(65519.0f).x == 0x7bff);        // rounds down to max
-  CHECK(Half(65520.0f).x == 0x7c00);        // tie above max -> inf
+  CHECK(Half(65504.0f).x == 0x7bff);                          // largest finite
+  CHECK(Half(65519.0f).x == 0x7bff);                          // rounds down to max
+  CHECK(Half(65520.0f).x == 0x7c00);                          // tie above max -> inf
   CHECK(Half(1.0f + std::ldexp(1.0f, -11)).x == 0x3c00);      // tie -> even (down)
   CHECK(Half(1.0f + 3 * std::ldexp(1.0f, -11)).x == 0x3c02);  // tie -> even (up)
   CHECK(Half(std::ldexp(1.0f, -24)).x == 0x0001);             // smallest subnormal
@@ -129,7 +129,7 @@ TEST_CASE("in-place ops bump the storage's version counter", "[core][version]") 
   CHECK(v.version() == v0 + 5);
   Tensor c = a.clone();
   CHECK(c.version() == 1);  // a fresh storage; only the clone's own copy_ counted
-  (void)(a + 1);  // out-of-place ops do not bump
+  (void)(a + 1);            // out-of-place ops do not bump
   CHECK(a.version() == v0 + 5);
 }
 
@@ -206,7 +206,8 @@ TEST_CASE("factories", "[core][factory]") {
   CHECK(e[2][3].item<float>() == 0);
   CHECK_THROWS_WITH(zeros({2, -1}), Contains("negative size -1"));
   CHECK_THROWS_WITH(arange(0, 5, 0), Contains("step must be nonzero"));
-  CHECK_THROWS_WITH(tensor(std::vector<float>{1, 2, 3}, {2, 2}), Contains("holds 4 elements but 3"));
+  CHECK_THROWS_WITH(tensor(std::vector<float>{1, 2, 3}, {2, 2}),
+                    Contains("holds 4 elements but 3"));
 }
 
 TEST_CASE("the thread pool covers each index once and propagates errors", "[core][parallel]") {
@@ -294,4 +295,3 @@ TEST_CASE("bad input raises ember::Error naming the op", "[core][errors]") {
   CHECK_THROWS_WITH(ones({2}, kInt32).add_(ones({2}, kFloat32)),
                     Contains("result type float32 can't be cast to the desired output type int32"));
 }
-

@@ -1,13 +1,12 @@
 // native::threshold_backward (core/ops/binary.h) and relu's backward that uses it
 // (Note [ReLU backward] in autograd/ops/unary.cpp).
 
-#include <catch2/catch.hpp>
+#include <ember/ember.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <vector>
-
-#include <ember/ember.h>
 
 #include "test_util.h"
 
@@ -121,9 +120,9 @@ TEST_CASE("threshold_backward: a non-zero threshold is rounded to the dtype",
 
 TEST_CASE("threshold_backward: bad inputs are clear errors", "[threshold_backward]") {
   Tensor a = zeros({2, 3}), b = zeros({3, 2});
-  CHECK_THROWS_WITH(native::threshold_backward(a, b, 0.0),
-                    Catch::Contains("threshold_backward") && Catch::Contains("[2, 3]") &&
-                        Catch::Contains("[3, 2]"));
+  CHECK_THROWS_WITH(native::threshold_backward(a, b, 0.0), Catch::Contains("threshold_backward") &&
+                                                               Catch::Contains("[2, 3]") &&
+                                                               Catch::Contains("[3, 2]"));
   // No broadcasting: a (1, 3) grad is a mismatch too.
   CHECK_THROWS_WITH(native::threshold_backward(zeros({1, 3}), a, 0.0),
                     Catch::Contains("threshold_backward") && Catch::Contains("[1, 3]"));

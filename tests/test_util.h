@@ -1,12 +1,12 @@
 #pragma once
 // Small helpers shared by the Catch2 suites.
 
+#include <ember/ember.h>
+
 #include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <ember/ember.h>
 
 namespace ember::testing {
 

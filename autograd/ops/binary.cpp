@@ -444,20 +444,32 @@ const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar&
 // ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
 Tensor Tensor::add(const Tensor& o, const Scalar& al) const { return ember::add(*this, o, al); }
 Tensor Tensor::add(const Scalar& o, const Scalar& al) const { return ember::add(*this, o, al); }
-const Tensor& Tensor::add_(const Tensor& o, const Scalar& al) const { return ember::add_(*this, o, al); }
-const Tensor& Tensor::add_(const Scalar& o, const Scalar& al) const { return ember::add_(*this, o, al); }
+const Tensor& Tensor::add_(const Tensor& o, const Scalar& al) const {
+  return ember::add_(*this, o, al);
+}
+const Tensor& Tensor::add_(const Scalar& o, const Scalar& al) const {
+  return ember::add_(*this, o, al);
+}
 Tensor Tensor::sub(const Tensor& o, const Scalar& al) const { return ember::sub(*this, o, al); }
 Tensor Tensor::sub(const Scalar& o, const Scalar& al) const { return ember::sub(*this, o, al); }
-const Tensor& Tensor::sub_(const Tensor& o, const Scalar& al) const { return ember::sub_(*this, o, al); }
-const Tensor& Tensor::sub_(const Scalar& o, const Scalar& al) const { return ember::sub_(*this, o, al); }
+const Tensor& Tensor::sub_(const Tensor& o, const Scalar& al) const {
+  return ember::sub_(*this, o, al);
+}
+const Tensor& Tensor::sub_(const Scalar& o, const Scalar& al) const {
+  return ember::sub_(*this, o, al);
+}
 Tensor Tensor::mul(const Tensor& o) const { return ember::mul(*this, o); }
 Tensor Tensor::mul(const Scalar& o) const { return ember::mul(*this, o); }
 const Tensor& Tensor::mul_(const Tensor& o) const { return ember::mul_(*this, o); }
 const Tensor& Tensor::mul_(const Scalar& o) const { return ember::mul_(*this, o); }
 Tensor Tensor::div(const Tensor& o, const std::string& m) const { return ember::div(*this, o, m); }
 Tensor Tensor::div(const Scalar& o, const std::string& m) const { return ember::div(*this, o, m); }
-const Tensor& Tensor::div_(const Tensor& o, const std::string& m) const { return ember::div_(*this, o, m); }
-const Tensor& Tensor::div_(const Scalar& o, const std::string& m) const { return ember::div_(*this, o, m); }
+const Tensor& Tensor::div_(const Tensor& o, const std::string& m) const {
+  return ember::div_(*this, o, m);
+}
+const Tensor& Tensor::div_(const Scalar& o, const std::string& m) const {
+  return ember::div_(*this, o, m);
+}
 Tensor Tensor::remainder(const Tensor& o) const { return ember::remainder(*this, o); }
 Tensor Tensor::remainder(const Scalar& o) const { return ember::remainder(*this, o); }
 const Tensor& Tensor::remainder_(const Tensor& o) const { return ember::remainder_(*this, o); }
@@ -472,8 +484,12 @@ Tensor Tensor::atan2(const Tensor& o) const { return ember::atan2(*this, o); }
 const Tensor& Tensor::atan2_(const Tensor& o) const { return ember::atan2_(*this, o); }
 Tensor Tensor::lerp(const Tensor& e, const Scalar& w) const { return ember::lerp(*this, e, w); }
 Tensor Tensor::lerp(const Tensor& e, const Tensor& w) const { return ember::lerp(*this, e, w); }
-const Tensor& Tensor::lerp_(const Tensor& e, const Scalar& w) const { return ember::lerp_(*this, e, w); }
-const Tensor& Tensor::lerp_(const Tensor& e, const Tensor& w) const { return ember::lerp_(*this, e, w); }
+const Tensor& Tensor::lerp_(const Tensor& e, const Scalar& w) const {
+  return ember::lerp_(*this, e, w);
+}
+const Tensor& Tensor::lerp_(const Tensor& e, const Tensor& w) const {
+  return ember::lerp_(*this, e, w);
+}
 Tensor Tensor::addcmul(const Tensor& t1, const Tensor& t2, const Scalar& v) const {
   return ember::addcmul(*this, t1, t2, v);
 }

@@ -250,5 +250,4 @@ Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& st
 
 // ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
 
-
 }  // namespace ember

@@ -153,14 +153,20 @@ Tensor Tensor::expand(const Shape& s) const { return ember::expand(*this, s); }
 Tensor Tensor::expand_as(const Tensor& o) const { return ember::expand(*this, o.sizes()); }
 Tensor Tensor::flatten(int64_t s, int64_t e) const { return ember::flatten(*this, s, e); }
 Tensor Tensor::unflatten(int64_t d, const Shape& s) const { return ember::unflatten(*this, d, s); }
-Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const { return ember::narrow(*this, d, s, l); }
+Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const {
+  return ember::narrow(*this, d, s, l);
+}
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> s, std::optional<int64_t> e,
                      int64_t st) const {
   return ember::slice(*this, d, s, e, st);
 }
 Tensor Tensor::select(int64_t d, int64_t i) const { return ember::select(*this, d, i); }
-Tensor Tensor::unfold(int64_t d, int64_t s, int64_t st) const { return ember::unfold(*this, d, s, st); }
-Tensor Tensor::diagonal(int64_t o, int64_t a, int64_t b) const { return ember::diagonal(*this, o, a, b); }
+Tensor Tensor::unfold(int64_t d, int64_t s, int64_t st) const {
+  return ember::unfold(*this, d, s, st);
+}
+Tensor Tensor::diagonal(int64_t o, int64_t a, int64_t b) const {
+  return ember::diagonal(*this, o, a, b);
+}
 Tensor Tensor::as_strided(const Shape& s, const Shape& st, std::optional<int64_t> o) const {
   return ember::as_strided(*this, s, st, o);
 }

@@ -12,11 +12,11 @@ namespace {
 // result dtypes differ, so each has its own op-table entry). "pow" covers pow(Tensor, Tensor)
 // and pow(Scalar, Tensor); the comparisons cover their Scalar forms.
 constexpr const char* kBinaryOps[] = {
-    "add",         "sub",        "mul",         "div",         "div_trunc",   "div_floor",
-    "remainder",   "pow",        "maximum",     "minimum",     "atan2",       "eq",
-    "ne",          "lt",         "le",          "gt",          "ge",          "logical_and",
-    "logical_or",  "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "where",
-    "lerp",        "addcmul",    "addcdiv",     "masked_fill"};
+    "add",        "sub",         "mul",         "div",        "div_trunc",   "div_floor",
+    "remainder",  "pow",         "maximum",     "minimum",    "atan2",       "eq",
+    "ne",         "lt",          "le",          "gt",         "ge",          "logical_and",
+    "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "where",
+    "lerp",       "addcmul",     "addcdiv",     "masked_fill"};
 static_assert(sizeof(kBinaryOps) / sizeof(kBinaryOps[0]) == 28);
 const OpFamilyRegistrar registrar("binary", kBinaryOps);
 
@@ -82,16 +82,21 @@ RoundingMode parse_rounding_mode(const std::string& mode, const char* op) {
   if (mode.empty()) return RoundingMode::None;
   if (mode == "trunc") return RoundingMode::Trunc;
   if (mode == "floor") return RoundingMode::Floor;
-  EMBER_ERROR(op, ": expected rounding_mode to be \"\" (true division), \"trunc\" or \"floor\", "
-                  "but found \"", mode, "\"");
+  EMBER_ERROR(op,
+              ": expected rounding_mode to be \"\" (true division), \"trunc\" or \"floor\", "
+              "but found \"",
+              mode, "\"");
 }
 
 Tensor div_out(Tensor out, const Tensor& a, const Tensor& b, const std::string& mode,
                const char* op) {
   switch (parse_rounding_mode(mode, op)) {
-    case RoundingMode::Trunc: return binary_out(std::move(out), a, b, op, div_trunc_stub);
-    case RoundingMode::Floor: return binary_out(std::move(out), a, b, op, div_floor_stub);
-    default: return binary_float_out(std::move(out), a, b, op, div_true_stub);
+    case RoundingMode::Trunc:
+      return binary_out(std::move(out), a, b, op, div_trunc_stub);
+    case RoundingMode::Floor:
+      return binary_out(std::move(out), a, b, op, div_floor_stub);
+    default:
+      return binary_float_out(std::move(out), a, b, op, div_true_stub);
   }
 }
 
@@ -206,7 +211,9 @@ Tensor native::sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 Tensor native::sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return sub_out(Tensor(), a, wrapped_scalar_tensor(b, a), alpha, "sub");
 }
-Tensor native::mul(const Tensor& a, const Tensor& b) { return binary_out(Tensor(), a, b, "mul", mul_stub); }
+Tensor native::mul(const Tensor& a, const Tensor& b) {
+  return binary_out(Tensor(), a, b, "mul", mul_stub);
+}
 Tensor native::mul(const Tensor& a, const Scalar& b) {
   return binary_out(Tensor(), a, wrapped_scalar_tensor(b, a), "mul", mul_stub);
 }
@@ -242,19 +249,22 @@ const Tensor& native::add_(const Tensor& self, const Tensor& b, const Scalar& al
   return in_place(self, [&] { add_out(self, self, b, alpha, "add_"); });
 }
 const Tensor& native::add_(const Tensor& self, const Scalar& b, const Scalar& alpha) {
-  return in_place(self, [&] { add_out(self, self, wrapped_scalar_tensor(b, self), alpha, "add_"); });
+  return in_place(self,
+                  [&] { add_out(self, self, wrapped_scalar_tensor(b, self), alpha, "add_"); });
 }
 const Tensor& native::sub_(const Tensor& self, const Tensor& b, const Scalar& alpha) {
   return in_place(self, [&] { sub_out(self, self, b, alpha, "sub_"); });
 }
 const Tensor& native::sub_(const Tensor& self, const Scalar& b, const Scalar& alpha) {
-  return in_place(self, [&] { sub_out(self, self, wrapped_scalar_tensor(b, self), alpha, "sub_"); });
+  return in_place(self,
+                  [&] { sub_out(self, self, wrapped_scalar_tensor(b, self), alpha, "sub_"); });
 }
 const Tensor& native::mul_(const Tensor& self, const Tensor& b) {
   return in_place(self, [&] { binary_out(self, self, b, "mul_", mul_stub); });
 }
 const Tensor& native::mul_(const Tensor& self, const Scalar& b) {
-  return in_place(self, [&] { binary_out(self, self, wrapped_scalar_tensor(b, self), "mul_", mul_stub); });
+  return in_place(
+      self, [&] { binary_out(self, self, wrapped_scalar_tensor(b, self), "mul_", mul_stub); });
 }
 const Tensor& native::div_(const Tensor& self, const Tensor& b, const std::string& mode) {
   return in_place(self, [&] { div_out(self, self, b, mode, "div_"); });
@@ -285,14 +295,14 @@ const Tensor& native::atan2_(const Tensor& self, const Tensor& b) {
 
 // ---- comparisons and logical ops --------------------------------------------------------------
 
-#define EMBER_COMPARISON(name)                                                       \
-  Tensor name(const Tensor& a, const Tensor& b) {                                    \
-    return bool_out(Tensor(), a, b, #name, name##_stub);                             \
-  }                                                                                  \
-  Tensor name(const Tensor& a, const Scalar& b) {                                    \
-    return bool_out(Tensor(), a, wrapped_scalar_tensor(b, a), #name, name##_stub);             \
-  }                                                                                  \
-  Tensor Tensor::name(const Tensor& o) const { return ember::name(*this, o); }       \
+#define EMBER_COMPARISON(name)                                                     \
+  Tensor name(const Tensor& a, const Tensor& b) {                                  \
+    return bool_out(Tensor(), a, b, #name, name##_stub);                           \
+  }                                                                                \
+  Tensor name(const Tensor& a, const Scalar& b) {                                  \
+    return bool_out(Tensor(), a, wrapped_scalar_tensor(b, a), #name, name##_stub); \
+  }                                                                                \
+  Tensor Tensor::name(const Tensor& o) const { return ember::name(*this, o); }     \
   Tensor Tensor::name(const Scalar& o) const { return ember::name(*this, o); }
 EMBER_COMPARISON(eq)
 EMBER_COMPARISON(ne)
@@ -302,30 +312,30 @@ EMBER_COMPARISON(gt)
 EMBER_COMPARISON(ge)
 #undef EMBER_COMPARISON
 
-#define EMBER_LOGICAL(name)                                                                 \
-  Tensor name(const Tensor& a, const Tensor& b) {                                           \
-    return bool_out(Tensor(), a, b, #name, name##_stub);                                    \
-  }                                                                                         \
-  const Tensor& name##_(const Tensor& self, const Tensor& b) {                              \
-    return in_place(self, [&] { bool_out(self, self, b, #name "_", name##_stub); });        \
-  }                                                                                         \
-  Tensor Tensor::name(const Tensor& o) const { return ember::name(*this, o); }              \
+#define EMBER_LOGICAL(name)                                                          \
+  Tensor name(const Tensor& a, const Tensor& b) {                                    \
+    return bool_out(Tensor(), a, b, #name, name##_stub);                             \
+  }                                                                                  \
+  const Tensor& name##_(const Tensor& self, const Tensor& b) {                       \
+    return in_place(self, [&] { bool_out(self, self, b, #name "_", name##_stub); }); \
+  }                                                                                  \
+  Tensor Tensor::name(const Tensor& o) const { return ember::name(*this, o); }       \
   const Tensor& Tensor::name##_(const Tensor& o) const { return ember::name##_(*this, o); }
 EMBER_LOGICAL(logical_and)
 EMBER_LOGICAL(logical_or)
 EMBER_LOGICAL(logical_xor)
 #undef EMBER_LOGICAL
 
-#define EMBER_BITWISE(name)                                                                 \
-  Tensor name(const Tensor& a, const Tensor& b) {                                           \
-    check_bitwise(a, b, #name);                                                             \
-    return binary_out(Tensor(), a, b, #name, name##_stub);                                  \
-  }                                                                                         \
-  const Tensor& name##_(const Tensor& self, const Tensor& b) {                              \
-    check_bitwise(self, b, #name "_");                                                      \
-    return in_place(self, [&] { binary_out(self, self, b, #name "_", name##_stub); });      \
-  }                                                                                         \
-  Tensor Tensor::name(const Tensor& o) const { return ember::name(*this, o); }              \
+#define EMBER_BITWISE(name)                                                            \
+  Tensor name(const Tensor& a, const Tensor& b) {                                      \
+    check_bitwise(a, b, #name);                                                        \
+    return binary_out(Tensor(), a, b, #name, name##_stub);                             \
+  }                                                                                    \
+  const Tensor& name##_(const Tensor& self, const Tensor& b) {                         \
+    check_bitwise(self, b, #name "_");                                                 \
+    return in_place(self, [&] { binary_out(self, self, b, #name "_", name##_stub); }); \
+  }                                                                                    \
+  Tensor Tensor::name(const Tensor& o) const { return ember::name(*this, o); }         \
   const Tensor& Tensor::name##_(const Tensor& o) const { return ember::name##_(*this, o); }
 EMBER_BITWISE(bitwise_and)
 EMBER_BITWISE(bitwise_or)
@@ -362,18 +372,20 @@ const Tensor& native::lerp_(const Tensor& self, const Tensor& end, const Tensor&
   return in_place(self, [&] { lerp_out(self, self, end, weight, "lerp_"); });
 }
 
-Tensor native::addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+Tensor native::addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2,
+                       const Scalar& value) {
   return addc_out(Tensor(), self, t1, t2, value, /*is_div=*/false, "addcmul");
 }
-Tensor native::addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+Tensor native::addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2,
+                       const Scalar& value) {
   return addc_out(Tensor(), self, t1, t2, value, /*is_div=*/true, "addcdiv");
 }
 const Tensor& native::addcmul_(const Tensor& self, const Tensor& t1, const Tensor& t2,
-                       const Scalar& value) {
+                               const Scalar& value) {
   return in_place(self, [&] { addc_out(self, self, t1, t2, value, false, "addcmul_"); });
 }
 const Tensor& native::addcdiv_(const Tensor& self, const Tensor& t1, const Tensor& t2,
-                       const Scalar& value) {
+                               const Scalar& value) {
   return in_place(self, [&] { addc_out(self, self, t1, t2, value, true, "addcdiv_"); });
 }
 

@@ -75,7 +75,8 @@ Tensor gt(const Tensor& a, const Scalar& b);
 Tensor ge(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Scalar& b);
 
-// ---- logical (any dtypes, bool result; non-zero is true) ------------------------------------------
+// ---- logical (any dtypes, bool result; non-zero is true)
+// ------------------------------------------
 Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
 Tensor logical_xor(const Tensor& a, const Tensor& b);
@@ -147,11 +148,11 @@ EMBER_DECLARE_DISPATCH(binary_fn, logical_xor_stub);
 EMBER_DECLARE_DISPATCH(binary_fn, bitwise_and_stub);
 EMBER_DECLARE_DISPATCH(binary_fn, bitwise_or_stub);
 EMBER_DECLARE_DISPATCH(binary_fn, bitwise_xor_stub);
-EMBER_DECLARE_DISPATCH(binary_fn, where_stub);             // (out, cond, a, b)
+EMBER_DECLARE_DISPATCH(binary_fn, where_stub);               // (out, cond, a, b)
 EMBER_DECLARE_DISPATCH(binary_scalar_fn, lerp_scalar_stub);  // (out, start, end), weight
-EMBER_DECLARE_DISPATCH(binary_fn, lerp_tensor_stub);       // (out, start, end, weight)
-EMBER_DECLARE_DISPATCH(binary_scalar_fn, addcmul_stub);    // (out, self, t1, t2), value
-EMBER_DECLARE_DISPATCH(binary_scalar_fn, addcdiv_stub);    // (out, self, t1, t2), value
+EMBER_DECLARE_DISPATCH(binary_fn, lerp_tensor_stub);         // (out, start, end, weight)
+EMBER_DECLARE_DISPATCH(binary_scalar_fn, addcmul_stub);      // (out, self, t1, t2), value
+EMBER_DECLARE_DISPATCH(binary_scalar_fn, addcdiv_stub);      // (out, self, t1, t2), value
 EMBER_DECLARE_DISPATCH(binary_scalar_fn, masked_fill_stub);  // (out, self, mask), value
 // (out, grad, output), one floating dtype; the kernel rounds `threshold` to that dtype.
 using threshold_backward_fn = void (*)(TensorIter& iter, double threshold);

@@ -230,8 +230,8 @@ Tensor native::conv2d(const Tensor& input, const Tensor& weight, const Tensor& b
   }
   Tensor out = empty({x.size(0), out_channels, win.out_h, win.out_w}, x.options());
   if (out.numel() > 0) {
-    conv2d_stub(x.device().type, x, native::contiguous(weight), bias.defined() ? native::contiguous(bias) : bias,
-                out, win, groups);
+    conv2d_stub(x.device().type, x, native::contiguous(weight),
+                bias.defined() ? native::contiguous(bias) : bias, out, win, groups);
   }
   return unbatch_like(out, input, 4);
 }
@@ -254,9 +254,9 @@ std::tuple<Tensor, Tensor, Tensor> native::conv2d_backward(
               grad_out.sizes());
   if (input.dtype() == kFloat16 || input.dtype() == kBFloat16) {
     // 16-bit floats: compute in float32, round each gradient once.
-    auto [gx, gw, gb] =
-        native::conv2d_backward(native::to(grad_out, kFloat32), native::to(input, kFloat32), native::to(weight, kFloat32),
-                                stride, padding, dilation, groups, output_mask);
+    auto [gx, gw, gb] = native::conv2d_backward(
+        native::to(grad_out, kFloat32), native::to(input, kFloat32), native::to(weight, kFloat32),
+        stride, padding, dilation, groups, output_mask);
     const DType dt = input.dtype();
     return {gx.defined() ? native::to(gx, dt) : gx, gw.defined() ? native::to(gw, dt) : gw,
             gb.defined() ? native::to(gb, dt) : gb};
@@ -306,9 +306,10 @@ Tensor native::max_pool2d(const Tensor& input, const Shape& kernel_size, const S
 }
 
 Tensor native::max_pool2d_backward(const Tensor& grad_out, const Tensor& indices,
-                                  const Shape& input_shape) {
+                                   const Shape& input_shape) {
   const char* op = "max_pool2d_backward";
-  EMBER_CHECK(grad_out.defined() && indices.defined(), op, ": grad_out and indices must be defined");
+  EMBER_CHECK(grad_out.defined() && indices.defined(), op,
+              ": grad_out and indices must be defined");
   EMBER_CHECK(indices.dtype() == kInt64, op, ": expected int64 indices, got ",
               dtype_name(indices.dtype()));
   EMBER_CHECK(is_floating(grad_out.dtype()), op, ": expected a floating grad_out, got ",
@@ -318,8 +319,9 @@ Tensor native::max_pool2d_backward(const Tensor& grad_out, const Tensor& indices
   EMBER_CHECK(grad_out.device() == indices.device(), op, ": grad_out on ", grad_out.device(),
               " and indices on ", indices.device());
   const auto nd = static_cast<int64_t>(input_shape.size());
-  EMBER_CHECK((nd == 3 || nd == 4) && grad_out.dim() == nd, op, ": expected an input shape of 3 or 4 ",
-              "dims matching grad_out of shape ", grad_out.sizes(), ", got ", input_shape);
+  EMBER_CHECK((nd == 3 || nd == 4) && grad_out.dim() == nd, op,
+              ": expected an input shape of 3 or 4 ", "dims matching grad_out of shape ",
+              grad_out.sizes(), ", got ", input_shape);
   for (int64_t d = 0; d < nd - 2; ++d)
     EMBER_CHECK(input_shape[d] == grad_out.size(d), op, ": input shape ", input_shape,
                 " does not match grad_out of shape ", grad_out.sizes());

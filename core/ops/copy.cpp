@@ -21,7 +21,8 @@ const Tensor& native::copy_(const Tensor& dst, const Tensor& src) {
   // Fast path: same dtype, same device, both contiguous, same shape.
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() &&
       dst.sizes() == src.sizes() && dst.is_cpu() && src.is_cpu()) {
-    if (dst.data_ptr() != src.data_ptr()) std::memmove(dst.data_ptr(), src.data_ptr(), dst.nbytes());
+    if (dst.data_ptr() != src.data_ptr())
+      std::memmove(dst.data_ptr(), src.data_ptr(), dst.nbytes());
     return dst;
   }
   const DeviceType src_type = src.device().type, dst_type = dst.device().type;

@@ -8,8 +8,8 @@
 namespace ember {
 
 namespace {
-constexpr const char* kFactoryOps[] = {"empty", "zeros", "ones", "full", "arange", "linspace",
-                                       "eye", "tensor", "from_blob"};
+constexpr const char* kFactoryOps[] = {"empty",    "zeros", "ones",   "full",     "arange",
+                                       "linspace", "eye",   "tensor", "from_blob"};
 static_assert(sizeof(kFactoryOps) / sizeof(kFactoryOps[0]) == 9);
 const OpFamilyRegistrar registrar("factory", kFactoryOps);
 }  // namespace
@@ -63,16 +63,17 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
               const TensorOptions& options) {
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   EMBER_CHECK(st != 0, "arange: step must be nonzero");
-  EMBER_CHECK(std::isfinite(s) && std::isfinite(e), "arange: start and end must be finite, got ",
-              s, " and ", e);
+  EMBER_CHECK(std::isfinite(s) && std::isfinite(e), "arange: start and end must be finite, got ", s,
+              " and ", e);
   EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "arange: upper bound and larger bound ",
               "inconsistent with step sign (start ", s, ", end ", e, ", step ", st, ")");
   bool any_float = start.is_floating() || end.is_floating() || step.is_floating();
   DType dt = options.dtype_ ? *options.dtype_ : (any_float ? default_dtype() : kInt64);
-  int64_t n = any_float ? static_cast<int64_t>(std::ceil((e - s) / st))
-                        : (end.to_int64() - start.to_int64() + step.to_int64() +
-                           (step.to_int64() > 0 ? -1 : 1)) /
-                              step.to_int64();
+  int64_t n =
+      any_float
+          ? static_cast<int64_t>(std::ceil((e - s) / st))
+          : (end.to_int64() - start.to_int64() + step.to_int64() + (step.to_int64() > 0 ? -1 : 1)) /
+                step.to_int64();
   Tensor t = empty({n}, TensorOptions(dt).device(options.device_));
   ArangeArgs args;
   args.floating = any_float;
@@ -104,9 +105,8 @@ Tensor eye(int64_t n, std::optional<int64_t> m_opt, const TensorOptions& options
 
 template <class T>
 Tensor tensor(const std::vector<T>& values, const Shape& sizes_in, const TensorOptions& options) {
-  Shape sizes = sizes_in.empty() && values.size() != 1
-                    ? Shape{static_cast<int64_t>(values.size())}
-                    : sizes_in;
+  Shape sizes = sizes_in.empty() && values.size() != 1 ? Shape{static_cast<int64_t>(values.size())}
+                                                       : sizes_in;
   int64_t n = shape_numel(sizes, "tensor");
   EMBER_CHECK(n == static_cast<int64_t>(values.size()), "tensor: shape ", shape_str(sizes),
               " holds ", n, " elements but ", values.size(), " values were given");
@@ -121,7 +121,8 @@ template <>
 Tensor tensor<bool>(const std::vector<bool>& values, const Shape& sizes_in,
                     const TensorOptions& options) {
   std::vector<uint8_t> bytes(values.begin(), values.end());
-  Tensor t = tensor(bytes, sizes_in.empty() ? Shape{static_cast<int64_t>(values.size())} : sizes_in);
+  Tensor t =
+      tensor(bytes, sizes_in.empty() ? Shape{static_cast<int64_t>(values.size())} : sizes_in);
   return native::to(t, options.device_, options.dtype_ ? *options.dtype_ : kBool);
 }
 

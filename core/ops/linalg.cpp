@@ -117,7 +117,7 @@ Tensor native::bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor native::addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scalar& beta,
-             const Scalar& alpha) {
+                     const Scalar& alpha) {
   check_operands(m1, m2, "addmm");
   check_operands(input, m1, "addmm");
   check_dims(m1, m2, 2, 2, "addmm");
@@ -156,7 +156,8 @@ Tensor native::linear(const Tensor& input, const Tensor& weight, const Tensor& b
     native::copy_(out, bias);
   }
   // (rows, in) @ (in, out): the weight's transpose is a strided view, never copied.
-  batched_gemm(native::unsqueeze(out, 0), native::unsqueeze(native::reshape(input, {rows, in}), 0), native::unsqueeze(native::transpose(weight, 0, 1), 0), 1,
+  batched_gemm(native::unsqueeze(out, 0), native::unsqueeze(native::reshape(input, {rows, in}), 0),
+               native::unsqueeze(native::transpose(weight, 0, 1), 0), 1,
                Scalar(bias.defined() ? 1 : 0));
   return native::view(out, out_shape);
 }
@@ -166,7 +167,8 @@ Tensor native::dot(const Tensor& a, const Tensor& b) {
   check_dims(a, b, 1, 1, "dot");
   check_inner(a, b, a.size(0), b.size(0), "dot");
   Tensor out = empty({1, 1, 1}, a.options());
-  batched_gemm(out, native::unsqueeze(native::unsqueeze(a, 0), 0), native::unsqueeze(native::unsqueeze(b, 1), 0));
+  batched_gemm(out, native::unsqueeze(native::unsqueeze(a, 0), 0),
+               native::unsqueeze(native::unsqueeze(b, 1), 0));
   return native::view(out, {});
 }
 
@@ -174,7 +176,8 @@ Tensor native::outer(const Tensor& a, const Tensor& b) {
   check_operands(a, b, "outer");
   check_dims(a, b, 1, 1, "outer");
   Tensor out = empty({a.size(0), b.size(0)}, a.options());
-  batched_gemm(native::unsqueeze(out, 0), native::unsqueeze(native::unsqueeze(a, 1), 0), native::unsqueeze(native::unsqueeze(b, 0), 0));
+  batched_gemm(native::unsqueeze(out, 0), native::unsqueeze(native::unsqueeze(a, 1), 0),
+               native::unsqueeze(native::unsqueeze(b, 0), 0));
   return out;
 }
 

@@ -5,8 +5,8 @@
 #include <numeric>
 
 #include "core/op_registry.h"
-#include "core/ops/factory.h"
 #include "core/ops/copy.h"
+#include "core/ops/factory.h"
 #include "core/ops/view.h"
 
 namespace ember {
@@ -159,7 +159,8 @@ Tensor scan(const Tensor& self, int64_t dim, std::optional<DType> dtype, const c
 
 // ---- sums and means ------------------------------------------------------------------------
 
-Tensor native::sum(const Tensor& self, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
+Tensor native::sum(const Tensor& self, const Shape& dims, bool keepdim,
+                   std::optional<DType> dtype) {
   Tensor in = dtype ? native::to(self, *dtype) : self;
   ReducePlan plan = make_plan("sum", in, dims, keepdim, sum_dtype(in.dtype()));
   sum_stub(in.device().type, plan);
@@ -201,8 +202,12 @@ Tensor native::amax(const Tensor& self, const Shape& dims, bool keepdim) {
 Tensor native::amin(const Tensor& self, const Shape& dims, bool keepdim) {
   return values_or_indices(self, dims, keepdim, false, false, "amin");
 }
-Tensor native::max(const Tensor& self) { return values_or_indices(self, {}, false, true, false, "max"); }
-Tensor native::min(const Tensor& self) { return values_or_indices(self, {}, false, false, false, "min"); }
+Tensor native::max(const Tensor& self) {
+  return values_or_indices(self, {}, false, true, false, "max");
+}
+Tensor native::min(const Tensor& self) {
+  return values_or_indices(self, {}, false, false, false, "min");
+}
 std::tuple<Tensor, Tensor> native::max(const Tensor& self, int64_t dim, bool keepdim) {
   return minmax_dim(self, dim, keepdim, true, "max");
 }

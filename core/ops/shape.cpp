@@ -287,7 +287,8 @@ Tensor pad_constant(const Tensor& self, const Shape& pad, const Scalar& value) {
 }
 }  // namespace
 
-Tensor native::pad(const Tensor& self, const Shape& pad, const std::string& mode, const Scalar& value) {
+Tensor native::pad(const Tensor& self, const Shape& pad, const std::string& mode,
+                   const Scalar& value) {
   const char* op = "pad";
   EMBER_CHECK(pad.size() % 2 == 0, op, ": padding length must be divisible by 2, got ", pad.size());
   const int64_t npairs = static_cast<int64_t>(pad.size()) / 2;
@@ -362,7 +363,11 @@ Tensor trilu(const Tensor& self, int64_t diagonal, bool upper, const char* op) {
 }
 }  // namespace
 
-Tensor native::tril(const Tensor& self, int64_t diagonal) { return trilu(self, diagonal, false, "tril"); }
-Tensor native::triu(const Tensor& self, int64_t diagonal) { return trilu(self, diagonal, true, "triu"); }
+Tensor native::tril(const Tensor& self, int64_t diagonal) {
+  return trilu(self, diagonal, false, "tril");
+}
+Tensor native::triu(const Tensor& self, int64_t diagonal) {
+  return trilu(self, diagonal, true, "triu");
+}
 
 }  // namespace ember

@@ -1,9 +1,9 @@
 #include "core/ops/softmax.h"
 
 #include "core/op_registry.h"
+#include "core/ops/copy.h"
 #include "core/ops/factory.h"
 #include "core/ops/reduce.h"
-#include "core/ops/copy.h"
 
 namespace ember {
 

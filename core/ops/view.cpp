@@ -8,10 +8,9 @@
 namespace ember {
 
 namespace {
-constexpr const char* kViewOps[] = {"view",      "reshape",  "permute", "transpose",
-                                    "t",         "squeeze",  "unsqueeze", "expand",
-                                    "flatten",   "unflatten", "narrow",  "slice",
-                                    "select",    "unfold",   "diagonal", "as_strided"};
+constexpr const char* kViewOps[] = {
+    "view",    "reshape",   "permute", "transpose", "t",      "squeeze", "unsqueeze", "expand",
+    "flatten", "unflatten", "narrow",  "slice",     "select", "unfold",  "diagonal",  "as_strided"};
 static_assert(sizeof(kViewOps) / sizeof(kViewOps[0]) == 16);
 const OpFamilyRegistrar registrar("view", kViewOps);
 
@@ -63,9 +62,8 @@ std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strid
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t tensor_d = static_cast<int64_t>(old_sizes.size()) - 1; tensor_d >= 0; --tensor_d) {
     tensor_numel *= old_sizes[tensor_d];
-    if (tensor_d == 0 ||
-        (old_sizes[tensor_d - 1] != 1 &&
-         old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+    if (tensor_d == 0 || (old_sizes[tensor_d - 1] != 1 &&
+                          old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
       while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
         new_strides[view_d] = view_numel * chunk_base_stride;
         view_numel *= shape[view_d];
@@ -87,8 +85,8 @@ Tensor native::view(const Tensor& t, const Shape& shape_in) {
   Shape shape = infer_size(shape_in, t.numel(), "view");
   auto strides = view_strides(t.sizes(), t.strides(), shape);
   EMBER_CHECK(strides.has_value(), "view: size ", shape_str(shape_in),
-              " is not compatible with input tensor's size ", shape_str(t.sizes()),
-              " and stride ", shape_str(t.strides()),
+              " is not compatible with input tensor's size ", shape_str(t.sizes()), " and stride ",
+              shape_str(t.strides()),
               " (at least one dimension spans across two contiguous subspaces); use reshape "
               "instead");
   return alias_with(t, shape, *strides, t.storage_offset());
@@ -172,8 +170,7 @@ Tensor native::expand(const Tensor& t, const Shape& shape) {
       if (want == -1) want = have;
       EMBER_CHECK(have == want || have == 1, "expand: the expanded size of the tensor (", want,
                   ") must match the existing size (", have, ") at non-singleton dimension ", i,
-                  ".  Target sizes: ", shape_str(shape), ".  Tensor sizes: ",
-                  shape_str(t.sizes()));
+                  ".  Target sizes: ", shape_str(shape), ".  Tensor sizes: ", shape_str(t.sizes()));
       sizes[i] = want;
       strides[i] = have == want ? t.strides()[od] : 0;
     } else {
@@ -211,7 +208,7 @@ Tensor native::unflatten(const Tensor& t, int64_t d, const Shape& sizes) {
 }
 
 Tensor native::slice(const Tensor& t, int64_t d, std::optional<int64_t> start_opt,
-             std::optional<int64_t> end_opt, int64_t step) {
+                     std::optional<int64_t> end_opt, int64_t step) {
   EMBER_CHECK(t.dim() > 0, "slice: cannot slice a 0-dim tensor");
   d = wrap_dim(d, t.dim(), "slice");
   EMBER_CHECK(step > 0, "slice: step must be positive, got ", step);
@@ -299,7 +296,7 @@ Tensor native::diagonal(const Tensor& t, int64_t offset, int64_t d1, int64_t d2)
 }
 
 Tensor native::as_strided(const Tensor& t, const Shape& sizes, const Shape& strides,
-                  std::optional<int64_t> storage_offset) {
+                          std::optional<int64_t> storage_offset) {
   EMBER_CHECK(sizes.size() == strides.size(), "as_strided: ", sizes.size(), " sizes but ",
               strides.size(), " strides");
   int64_t offset = storage_offset.value_or(t.storage_offset());
@@ -310,8 +307,10 @@ Tensor native::as_strided(const Tensor& t, const Shape& sizes, const Shape& stri
   for (size_t i = 0; i < sizes.size(); ++i) {
     EMBER_CHECK(sizes[i] >= 0, "as_strided: negative size ", sizes[i]);
     EMBER_CHECK(strides[i] >= 0, "as_strided: negative stride ", strides[i]);
-    if (sizes[i] == 0) empty = true;
-    else max_index += (sizes[i] - 1) * strides[i];
+    if (sizes[i] == 0)
+      empty = true;
+    else
+      max_index += (sizes[i] - 1) * strides[i];
   }
   int64_t capacity = static_cast<int64_t>(t.storage()->nbytes / t.element_size());
   EMBER_CHECK(empty || max_index < capacity, "as_strided: setStorage: sizes ", shape_str(sizes),

@@ -3,9 +3,10 @@
 // functor through cpu_kernel.
 // Operand 0 is the output, the inputs follow in argument order.
 
+#include "core/ops/binary.h"
+
 #include <atomic>
 
-#include "core/ops/binary.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/math/binary.h"
 
@@ -109,9 +110,9 @@ void logical_xor_kernel(TensorIter& iter) { bool_result_kernel<math::LogicalXorO
 // Integers and bool only (the op rejects floating inputs with a clear message first).
 template <template <class> class Op>
 void bitwise_kernel(TensorIter& iter) {
-  EMBER_DISPATCH_SWITCH(iter.common_dtype(), iter.op_name(),
-                        EMBER_CASES_INTEGRAL([&] { cpu_kernel(iter, Op<scalar_t>{}); })
-                            EMBER_CASES_BOOL([&] { cpu_kernel(iter, Op<scalar_t>{}); }));
+  EMBER_DISPATCH_SWITCH(iter.common_dtype(), iter.op_name(), EMBER_CASES_INTEGRAL([&] {
+                          cpu_kernel(iter, Op<scalar_t>{});
+                        }) EMBER_CASES_BOOL([&] { cpu_kernel(iter, Op<scalar_t>{}); }));
 }
 void bitwise_and_kernel(TensorIter& iter) { bitwise_kernel<math::BitwiseAndOp>(iter); }
 void bitwise_or_kernel(TensorIter& iter) { bitwise_kernel<math::BitwiseOrOp>(iter); }
@@ -119,8 +120,7 @@ void bitwise_xor_kernel(TensorIter& iter) { bitwise_kernel<math::BitwiseXorOp>(i
 
 // (out, cond, a, b): the condition is bool, a, b and out share the output's dtype.
 void where_kernel(TensorIter& iter) {
-  EMBER_DISPATCH_ALL(iter.dtype(0), "where",
-                     [&] { cpu_kernel(iter, math::WhereOp<scalar_t>{}); });
+  EMBER_DISPATCH_ALL(iter.dtype(0), "where", [&] { cpu_kernel(iter, math::WhereOp<scalar_t>{}); });
 }
 
 void lerp_scalar_kernel(TensorIter& iter, const Scalar& weight) {
@@ -148,9 +148,8 @@ void addcdiv_kernel(TensorIter& iter, const Scalar& value) {
 
 // (out, self, mask): self and out in self's dtype, mask bool.
 void masked_fill_kernel(TensorIter& iter, const Scalar& value) {
-  EMBER_DISPATCH_ALL(iter.dtype(0), iter.op_name(), [&] {
-    cpu_kernel(iter, math::MaskedFillOp<scalar_t>{value.to<scalar_t>()});
-  });
+  EMBER_DISPATCH_ALL(iter.dtype(0), iter.op_name(),
+                     [&] { cpu_kernel(iter, math::MaskedFillOp<scalar_t>{value.to<scalar_t>()}); });
 }
 
 void threshold_backward_kernel(TensorIter& iter, double threshold) {

@@ -1,6 +1,7 @@
 // CPU kernels for copy_ (with dtype conversion) and fill_.
 
 #include "core/ops/copy.h"
+
 #include "kernels/cpu/loops.h"
 #include "kernels/math/convert.h"
 

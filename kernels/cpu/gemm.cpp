@@ -507,8 +507,7 @@ void serial_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a
     const MicroKernel* uk = current_kernel();
     if (uk->run != nullptr) {
       packed_gemm(kernel_for_rows(*uk, m), m, n, k, alpha, strided(a, a_rs, a_cs),
-                  strided(b, b_rs, b_cs), beta, c,
-                  c_rs, c_cs);
+                  strided(b, b_rs, b_cs), beta, c, c_rs, c_cs);
       return;
     }
   }
@@ -580,8 +579,8 @@ void gemm(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_
   strided_gemm(m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs);
 }
 
-void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a,
-          const GemmOperand& b, float beta, float* c, int64_t c_rs, int64_t c_cs) {
+void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b,
+          float beta, float* c, int64_t c_rs, int64_t c_cs) {
   const Operand oa{a}, ob{b};
   const MicroKernel* uk = current_kernel();
   parallel_gemm(m, n, k, alpha, beta, c, c_rs, c_cs,
@@ -589,8 +588,7 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a,
                   float* cb = c + i0 * c_rs + j0 * c_cs;
                   if (uk->run != nullptr) {
                     packed_gemm(kernel_for_rows(*uk, i1 - i0), i1 - i0, j1 - j0, k, alpha,
-                                oa.block(i0, 0), ob.block(0, j0),
-                                beta, cb, c_rs, c_cs);
+                                oa.block(i0, 0), ob.block(0, j0), beta, cb, c_rs, c_cs);
                     return;
                   }
                   // No vector micro-kernel on this CPU: plain loops, double accumulation.

@@ -48,8 +48,8 @@ struct GemmOperand {
   int64_t rs = 0, cs = 0;
   GemmLines by_lines;  // used when by_lines.lines is not null
 };
-void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a,
-          const GemmOperand& b, float beta, float* c, int64_t c_rs, int64_t c_cs);
+void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b,
+          float beta, float* c, int64_t c_rs, int64_t c_cs);
 
 // The float32 micro-kernel in use: "avx512", "avx2" or "eigen".
 const char* gemm_kernel_name();

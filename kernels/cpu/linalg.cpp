@@ -122,10 +122,10 @@ void batched_gemm_kernel(const Tensor& out, const Tensor& a, const Tensor& b, co
     case kBFloat16: {
       // Compute in float32: convert the operands (an expanded batch dim is materialised), run
       // the float GEMM, round the result back.
-      Tensor out32 =
-          beta.to_double() == 0.0 ? empty(out.sizes(), TensorOptions(kFloat32)) : native::to(out, kFloat32);
-      gemm_batches<float>(out32, native::to(a, kFloat32), native::to(b, kFloat32), alpha.to<float>(),
-                          beta.to<float>());
+      Tensor out32 = beta.to_double() == 0.0 ? empty(out.sizes(), TensorOptions(kFloat32))
+                                             : native::to(out, kFloat32);
+      gemm_batches<float>(out32, native::to(a, kFloat32), native::to(b, kFloat32),
+                          alpha.to<float>(), beta.to<float>());
       native::copy_(out, out32);
       return;
     }

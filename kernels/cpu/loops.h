@@ -52,7 +52,7 @@ inline void basic_loop(char** data, const int64_t* strides, int64_t n, F& op,
     for (int64_t i = 0; i < n; ++i) {
       *reinterpret_cast<R*>(data[0] + i * strides[0]) =
           op(*reinterpret_cast<const std::tuple_element_t<I, Args>*>(data[I + 1] +
-                                                                       i * strides[I + 1])...);
+                                                                     i * strides[I + 1])...);
     }
   }
 }

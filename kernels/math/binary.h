@@ -150,27 +150,39 @@ struct Atan2Op {
 // Comparisons: both inputs in their common dtype, a bool result.
 struct EqOp {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a == b; }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a == b;
+  }
 };
 struct NeOp {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a != b; }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a != b;
+  }
 };
 struct LtOp {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a < b; }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a < b;
+  }
 };
 struct LeOp {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a <= b; }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a <= b;
+  }
 };
 struct GtOp {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a > b; }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a > b;
+  }
 };
 struct GeOp {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a >= b; }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a >= b;
+  }
 };
 
 // Logical ops: any value is true when non-zero (NaN is true).
@@ -180,15 +192,21 @@ EMBER_HOST_DEVICE bool truthy(T v) {
 }
 struct LogicalAndOp {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return truthy(a) & truthy(b); }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return truthy(a) & truthy(b);
+  }
 };
 struct LogicalOrOp {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return truthy(a) | truthy(b); }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return truthy(a) | truthy(b);
+  }
 };
 struct LogicalXorOp {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return truthy(a) != truthy(b); }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return truthy(a) != truthy(b);
+  }
 };
 
 // Bitwise ops on integers and bool.
@@ -227,8 +245,7 @@ template <class T>
 struct LerpTensorOp {
   EMBER_HOST_DEVICE T operator()(T start, T end, T weight) const {
     using M = opmath_t<T>;
-    return static_cast<T>(
-        lerp(static_cast<M>(start), static_cast<M>(end), static_cast<M>(weight)));
+    return static_cast<T>(lerp(static_cast<M>(start), static_cast<M>(end), static_cast<M>(weight)));
   }
 };
 
@@ -238,8 +255,7 @@ struct AddcmulOp {
   opmath_t<T> value;
   EMBER_HOST_DEVICE T operator()(T self, T t1, T t2) const {
     using M = opmath_t<T>;
-    return static_cast<T>(static_cast<M>(self) +
-                          value * static_cast<M>(t1) * static_cast<M>(t2));
+    return static_cast<T>(static_cast<M>(self) + value * static_cast<M>(t1) * static_cast<M>(t2));
   }
 };
 // self + value * t1 / t2 (floating types only)
@@ -248,8 +264,7 @@ struct AddcdivOp {
   opmath_t<T> value;
   EMBER_HOST_DEVICE T operator()(T self, T t1, T t2) const {
     using M = opmath_t<T>;
-    return static_cast<T>(static_cast<M>(self) +
-                          value * static_cast<M>(t1) / static_cast<M>(t2));
+    return static_cast<T>(static_cast<M>(self) + value * static_cast<M>(t1) / static_cast<M>(t2));
   }
 };
 
@@ -268,9 +283,7 @@ struct WhereOp {
 template <class T>
 struct MaskedFillOp {
   T value;
-  EMBER_HOST_DEVICE T operator()(T x, uint8_t mask) const {
-    return select(mask != 0, value, x);
-  }
+  EMBER_HOST_DEVICE T operator()(T x, uint8_t mask) const { return select(mask != 0, value, x); }
 };
 
 // relu's gradient (threshold_backward): grad where output > threshold, else +0. A NaN output

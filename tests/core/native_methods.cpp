@@ -23,20 +23,32 @@ namespace ember {
 
 Tensor Tensor::add(const Tensor& o, const Scalar& al) const { return native::add(*this, o, al); }
 Tensor Tensor::add(const Scalar& o, const Scalar& al) const { return native::add(*this, o, al); }
-const Tensor& Tensor::add_(const Tensor& o, const Scalar& al) const { return native::add_(*this, o, al); }
-const Tensor& Tensor::add_(const Scalar& o, const Scalar& al) const { return native::add_(*this, o, al); }
+const Tensor& Tensor::add_(const Tensor& o, const Scalar& al) const {
+  return native::add_(*this, o, al);
+}
+const Tensor& Tensor::add_(const Scalar& o, const Scalar& al) const {
+  return native::add_(*this, o, al);
+}
 Tensor Tensor::sub(const Tensor& o, const Scalar& al) const { return native::sub(*this, o, al); }
 Tensor Tensor::sub(const Scalar& o, const Scalar& al) const { return native::sub(*this, o, al); }
-const Tensor& Tensor::sub_(const Tensor& o, const Scalar& al) const { return native::sub_(*this, o, al); }
-const Tensor& Tensor::sub_(const Scalar& o, const Scalar& al) const { return native::sub_(*this, o, al); }
+const Tensor& Tensor::sub_(const Tensor& o, const Scalar& al) const {
+  return native::sub_(*this, o, al);
+}
+const Tensor& Tensor::sub_(const Scalar& o, const Scalar& al) const {
+  return native::sub_(*this, o, al);
+}
 Tensor Tensor::mul(const Tensor& o) const { return native::mul(*this, o); }
 Tensor Tensor::mul(const Scalar& o) const { return native::mul(*this, o); }
 const Tensor& Tensor::mul_(const Tensor& o) const { return native::mul_(*this, o); }
 const Tensor& Tensor::mul_(const Scalar& o) const { return native::mul_(*this, o); }
 Tensor Tensor::div(const Tensor& o, const std::string& m) const { return native::div(*this, o, m); }
 Tensor Tensor::div(const Scalar& o, const std::string& m) const { return native::div(*this, o, m); }
-const Tensor& Tensor::div_(const Tensor& o, const std::string& m) const { return native::div_(*this, o, m); }
-const Tensor& Tensor::div_(const Scalar& o, const std::string& m) const { return native::div_(*this, o, m); }
+const Tensor& Tensor::div_(const Tensor& o, const std::string& m) const {
+  return native::div_(*this, o, m);
+}
+const Tensor& Tensor::div_(const Scalar& o, const std::string& m) const {
+  return native::div_(*this, o, m);
+}
 Tensor Tensor::remainder(const Tensor& o) const { return native::remainder(*this, o); }
 Tensor Tensor::remainder(const Scalar& o) const { return native::remainder(*this, o); }
 const Tensor& Tensor::remainder_(const Tensor& o) const { return native::remainder_(*this, o); }
@@ -51,8 +63,12 @@ Tensor Tensor::atan2(const Tensor& o) const { return native::atan2(*this, o); }
 const Tensor& Tensor::atan2_(const Tensor& o) const { return native::atan2_(*this, o); }
 Tensor Tensor::lerp(const Tensor& e, const Scalar& w) const { return native::lerp(*this, e, w); }
 Tensor Tensor::lerp(const Tensor& e, const Tensor& w) const { return native::lerp(*this, e, w); }
-const Tensor& Tensor::lerp_(const Tensor& e, const Scalar& w) const { return native::lerp_(*this, e, w); }
-const Tensor& Tensor::lerp_(const Tensor& e, const Tensor& w) const { return native::lerp_(*this, e, w); }
+const Tensor& Tensor::lerp_(const Tensor& e, const Scalar& w) const {
+  return native::lerp_(*this, e, w);
+}
+const Tensor& Tensor::lerp_(const Tensor& e, const Tensor& w) const {
+  return native::lerp_(*this, e, w);
+}
 Tensor Tensor::addcmul(const Tensor& t1, const Tensor& t2, const Scalar& v) const {
   return native::addcmul(*this, t1, t2, v);
 }
@@ -79,13 +95,17 @@ Tensor operator+(const Tensor& a, const Scalar& b) { return native::add(a, b); }
 Tensor operator+(const Scalar& a, const Tensor& b) { return native::add(b, a); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return native::sub(a, b); }
 Tensor operator-(const Tensor& a, const Scalar& b) { return native::sub(a, b); }
-Tensor operator-(const Scalar& a, const Tensor& b) { return native::sub(wrapped_scalar_tensor(a, b), b); }
+Tensor operator-(const Scalar& a, const Tensor& b) {
+  return native::sub(wrapped_scalar_tensor(a, b), b);
+}
 Tensor operator*(const Tensor& a, const Tensor& b) { return native::mul(a, b); }
 Tensor operator*(const Tensor& a, const Scalar& b) { return native::mul(a, b); }
 Tensor operator*(const Scalar& a, const Tensor& b) { return native::mul(b, a); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return native::div(a, b); }
 Tensor operator/(const Tensor& a, const Scalar& b) { return native::div(a, b); }
-Tensor operator/(const Scalar& a, const Tensor& b) { return native::div(wrapped_scalar_tensor(a, b), b); }
+Tensor operator/(const Scalar& a, const Tensor& b) {
+  return native::div(wrapped_scalar_tensor(a, b), b);
+}
 const Tensor& operator+=(const Tensor& a, const Tensor& b) { return a.add_(b); }
 const Tensor& operator+=(const Tensor& a, const Scalar& b) { return a.add_(b); }
 const Tensor& operator-=(const Tensor& a, const Tensor& b) { return a.sub_(b); }
@@ -153,7 +173,9 @@ Tensor Tensor::index_put(const std::vector<Tensor>& indices, const Tensor& value
                          bool accumulate) const {
   return native::index_put(*this, indices, values, accumulate);
 }
-Tensor Tensor::masked_select(const Tensor& mask) const { return native::masked_select(*this, mask); }
+Tensor Tensor::masked_select(const Tensor& mask) const {
+  return native::masked_select(*this, mask);
+}
 Tensor Tensor::take(const Tensor& i) const { return native::take(*this, i); }
 std::tuple<Tensor, Tensor> Tensor::sort(int64_t d, bool descending) const {
   return native::sort(*this, d, descending);
@@ -237,8 +259,8 @@ Tensor Tensor::triu(int64_t diagonal) const { return native::triu(*this, diagona
 Tensor Tensor::softmax(int64_t d) const { return native::softmax(*this, d); }
 Tensor Tensor::log_softmax(int64_t d) const { return native::log_softmax(*this, d); }
 
-#define EMBER_UNARY_METHOD(name)                                      \
-  Tensor Tensor::name() const { return native::name(*this); }         \
+#define EMBER_UNARY_METHOD(name)                              \
+  Tensor Tensor::name() const { return native::name(*this); } \
   const Tensor& Tensor::name##_() const { return native::name##_(*this); }
 EMBER_UNARY_METHOD(neg)
 EMBER_UNARY_METHOD(abs)
@@ -265,7 +287,9 @@ EMBER_UNARY_METHOD(ceil)
 EMBER_UNARY_METHOD(round)
 EMBER_UNARY_METHOD(trunc)
 #undef EMBER_UNARY_METHOD
-Tensor Tensor::gelu(const std::string& approximate) const { return native::gelu(*this, approximate); }
+Tensor Tensor::gelu(const std::string& approximate) const {
+  return native::gelu(*this, approximate);
+}
 Tensor Tensor::softplus(const Scalar& beta, const Scalar& threshold) const {
   return native::softplus(*this, beta, threshold);
 }
@@ -306,14 +330,20 @@ Tensor Tensor::expand(const Shape& s) const { return native::expand(*this, s); }
 Tensor Tensor::expand_as(const Tensor& o) const { return native::expand(*this, o.sizes()); }
 Tensor Tensor::flatten(int64_t s, int64_t e) const { return native::flatten(*this, s, e); }
 Tensor Tensor::unflatten(int64_t d, const Shape& s) const { return native::unflatten(*this, d, s); }
-Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const { return native::narrow(*this, d, s, l); }
+Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const {
+  return native::narrow(*this, d, s, l);
+}
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> s, std::optional<int64_t> e,
                      int64_t st) const {
   return native::slice(*this, d, s, e, st);
 }
 Tensor Tensor::select(int64_t d, int64_t i) const { return native::select(*this, d, i); }
-Tensor Tensor::unfold(int64_t d, int64_t s, int64_t st) const { return native::unfold(*this, d, s, st); }
-Tensor Tensor::diagonal(int64_t o, int64_t a, int64_t b) const { return native::diagonal(*this, o, a, b); }
+Tensor Tensor::unfold(int64_t d, int64_t s, int64_t st) const {
+  return native::unfold(*this, d, s, st);
+}
+Tensor Tensor::diagonal(int64_t o, int64_t a, int64_t b) const {
+  return native::diagonal(*this, o, a, b);
+}
 Tensor Tensor::as_strided(const Shape& s, const Shape& st, std::optional<int64_t> o) const {
   return native::as_strided(*this, s, st, o);
 }

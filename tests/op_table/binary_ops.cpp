@@ -10,7 +10,6 @@
 namespace ember::testing {
 namespace {
 
-
 DType same(DType dt) { return dt; }
 DType float_result(DType dt) { return is_floating(dt) ? dt : kFloat32; }
 DType to_bool(DType) { return kBool; }
@@ -112,7 +111,8 @@ double ref_lerp(double a, double b, double w) { return a + w * (b - a); }
 OpInfo comparison(const char* name, Tensor (*fn)(const Tensor&, const Tensor&),
                   Tensor (*fn_scalar)(const Tensor&, const Scalar&),
                   Tensor (*op)(const Tensor&, const Tensor&), bool (*ref)(double, double)) {
-  return OpInfo{name, all_dtypes(),
+  return OpInfo{name,
+                all_dtypes(),
                 [](DType dt) { return integer_valued(binary_samples(dt, -2, 2, -2, 2)); },
                 [fn, fn_scalar, op](const Sample& s) {
                   return std::vector<Tensor>{fn(s.args[0], s.args[1]), fn_scalar(s.args[0], 1),
@@ -124,31 +124,35 @@ OpInfo comparison(const char* name, Tensor (*fn)(const Tensor&, const Tensor&),
                               ref_unary(r[0], [f](double a) { return f(a, 1.0); }),
                               ref_binary(r[0], r[1], f)};
                 },
-                4.0, to_bool};
+                4.0,
+                to_bool};
 }
 
 // A logical entry: functional form and the in-place form (self keeps its dtype, holds 1 / 0).
 OpInfo logical(const char* name, Tensor (*fn)(const Tensor&, const Tensor&),
                const Tensor& (*fn_)(const Tensor&, const Tensor&), bool (*ref)(bool, bool)) {
-  return OpInfo{name, all_dtypes(),
-                [](DType dt) { return integer_valued(binary_samples(dt, -1, 1, -1, 1)); },
-                [fn, fn_](const Sample& s) {
-                  Tensor self = self_for(s.args[0], {s.args[1]});
-                  return std::vector<Tensor>{fn(s.args[0], s.args[1]),
-                                             fn_(self, s.args[1]).to(kBool)};
-                },
-                [ref](const Refs& r) {
-                  auto f = [ref](double a, double b) { return double(ref(a != 0, b != 0)); };
-                  return Refs{ref_binary(r[0], r[1], f), ref_binary(r[0], r[1], f)};
-                },
-                4.0, to_bool};
+  return OpInfo{
+      name,
+      all_dtypes(),
+      [](DType dt) { return integer_valued(binary_samples(dt, -1, 1, -1, 1)); },
+      [fn, fn_](const Sample& s) {
+        Tensor self = self_for(s.args[0], {s.args[1]});
+        return std::vector<Tensor>{fn(s.args[0], s.args[1]), fn_(self, s.args[1]).to(kBool)};
+      },
+      [ref](const Refs& r) {
+        auto f = [ref](double a, double b) { return double(ref(a != 0, b != 0)); };
+        return Refs{ref_binary(r[0], r[1], f), ref_binary(r[0], r[1], f)};
+      },
+      4.0,
+      to_bool};
 }
 
 // A bitwise entry: functional, in-place and operator forms (integers and bool).
 OpInfo bitwise(const char* name, Tensor (*fn)(const Tensor&, const Tensor&),
                const Tensor& (*fn_)(const Tensor&, const Tensor&),
                Tensor (*op)(const Tensor&, const Tensor&), int64_t (*ref)(int64_t, int64_t)) {
-  return OpInfo{name, integral_dtypes(/*include_bool=*/true),
+  return OpInfo{name,
+                integral_dtypes(/*include_bool=*/true),
                 [](DType dt) { return binary_samples(dt, -40, 40, -40, 40); },
                 [fn, fn_, op](const Sample& s) {
                   Tensor self = self_for(s.args[0], {s.args[1]});
@@ -160,7 +164,8 @@ OpInfo bitwise(const char* name, Tensor (*fn)(const Tensor&, const Tensor&),
                   return Refs{ref_binary(r[0], r[1], f), ref_binary(r[0], r[1], f),
                               ref_binary(r[0], r[1], f)};
                 },
-                4.0, same};
+                4.0,
+                same};
 }
 
 std::vector<OpInfo> entries() {
@@ -178,13 +183,18 @@ std::vector<OpInfo> entries() {
              },
              4.0, same},
       // bool + bool is logical or.
-      OpInfo{"add", {kBool}, [](DType dt) { return binary_samples(dt); },
+      OpInfo{"add",
+             {kBool},
+             [](DType dt) { return binary_samples(dt); },
              [](const Sample& s) { return one(s.args[0] + s.args[1]); },
              [](const Refs& r) {
-               return Refs{ref_binary(r[0], r[1], [](double a, double b) { return double(a || b); })};
+               return Refs{
+                   ref_binary(r[0], r[1], [](double a, double b) { return double(a || b); })};
              },
-             4.0, same},
-      OpInfo{"sub", {kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+             4.0,
+             same},
+      OpInfo{"sub",
+             {kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
              [](DType dt) { return binary_samples(dt); },
              [](const Sample& s) {
                return std::vector<Tensor>{sub(s.args[0], s.args[1]), s.args[0] - s.args[1],
@@ -195,7 +205,8 @@ std::vector<OpInfo> entries() {
                return Refs{ref_binary(r[0], r[1], f), ref_binary(r[0], r[1], f),
                            ref_unary(r[0], [](double a) { return 3 - a; })};
              },
-             4.0, same},
+             4.0,
+             same},
       OpInfo{"mul", all_dtypes(), small_binary,
              [](const Sample& s) { return one(s.args[0] * s.args[1]); },
              [](const Refs& r) {
@@ -231,8 +242,7 @@ std::vector<OpInfo> entries() {
              [](const Sample& s) {
                Tensor self = self_for(s.args[0], {s.args[1]});
                return std::vector<Tensor>{div(s.args[0], s.args[1], "trunc"),
-                                          self.div_(s.args[1], "trunc"),
-                                          s.args[0].div(2, "trunc")};
+                                          self.div_(s.args[1], "trunc"), s.args[0].div(2, "trunc")};
              },
              [](const Refs& r) {
                auto f = [](double a, double b) { return std::trunc(a / b); };
@@ -244,8 +254,7 @@ std::vector<OpInfo> entries() {
              [](const Sample& s) {
                Tensor self = self_for(s.args[0], {s.args[1]});
                return std::vector<Tensor>{div(s.args[0], s.args[1], "floor"),
-                                          self.div_(s.args[1], "floor"),
-                                          s.args[0].div(2, "floor")};
+                                          self.div_(s.args[1], "floor"), s.args[0].div(2, "floor")};
              },
              [](const Refs& r) {
                auto f = [](double a, double b) { return std::floor(a / b); };
@@ -283,8 +292,7 @@ std::vector<OpInfo> entries() {
              [](const Sample& s) { return !lt(s.args[0], 0).any().item<bool>(); }},
       // Positive bases with exponents of both signs: gradients for base and exponent, in place
       // and with a Scalar base.
-      OpInfo{"pow", floating_dtypes(),
-             [](DType dt) { return binary_samples(dt, 0.2, 3, -2, 3); },
+      OpInfo{"pow", floating_dtypes(), [](DType dt) { return binary_samples(dt, 0.2, 3, -2, 3); },
              [](const Sample& s) {
                Tensor self = self_for(s.args[0], {s.args[1]});
                return std::vector<Tensor>{pow(s.args[0], s.args[1]), self.pow_(s.args[1]),
@@ -320,15 +328,18 @@ std::vector<OpInfo> entries() {
       OpInfo{"atan2", all_dtypes(), [](DType dt) { return binary_samples(dt); },
              [](const Sample& s) { return one(atan2(s.args[0], s.args[1])); },
              [](const Refs& r) {
-               return Refs{ref_binary(r[0], r[1], [](double a, double b) { return std::atan2(a, b); })};
+               return Refs{
+                   ref_binary(r[0], r[1], [](double a, double b) { return std::atan2(a, b); })};
              },
              4.0, float_result},
-      OpInfo{"atan2", floating_dtypes(), [](DType dt) { return binary_samples(dt); },
-             [](const Sample& s) { return one(self_for(s.args[0], {s.args[1]}).atan2_(s.args[1])); },
-             [](const Refs& r) {
-               return Refs{ref_binary(r[0], r[1], [](double a, double b) { return std::atan2(a, b); })};
-             },
-             4.0, same},
+      OpInfo{
+          "atan2", floating_dtypes(), [](DType dt) { return binary_samples(dt); },
+          [](const Sample& s) { return one(self_for(s.args[0], {s.args[1]}).atan2_(s.args[1])); },
+          [](const Refs& r) {
+            return Refs{
+                ref_binary(r[0], r[1], [](double a, double b) { return std::atan2(a, b); })};
+          },
+          4.0, same},
 
       comparison("eq", eq, eq, operator==, [](double a, double b) { return a == b; }),
       comparison("ne", ne, ne, operator!=, [](double a, double b) { return a != b; }),
@@ -363,7 +374,9 @@ std::vector<OpInfo> entries() {
              4.0, same},
 
       OpInfo{"lerp", floating_dtypes(),
-             [](DType dt) { return ternary_samples({dt, -3, 3}, {dt, -3, 3}, {dt, 0, 1}); },
+             [](DType dt) {
+               return ternary_samples({dt, -3, 3}, {dt, -3, 3}, {dt, 0, 1});
+             },
              [](const Sample& s) {
                const Tensor &a = s.args[0], &b = s.args[1], &w = s.args[2];
                return std::vector<Tensor>{lerp(a, b, 0.3), a.lerp(b, 0.8), lerp(a, b, w),
@@ -372,19 +385,22 @@ std::vector<OpInfo> entries() {
              },
              [](const Refs& r) {
                auto with = [&](double w) {
-                 return ref_binary(r[0], r[1], [w](double a, double b) { return ref_lerp(a, b, w); });
+                 return ref_binary(r[0], r[1],
+                                   [w](double a, double b) { return ref_lerp(a, b, w); });
                };
-               return Refs{with(0.3), with(0.8), ref_ternary(r[0], r[1], r[2], ref_lerp),
-                           with(0.6), ref_ternary(r[0], r[1], r[2], ref_lerp)};
+               return Refs{with(0.3), with(0.8), ref_ternary(r[0], r[1], r[2], ref_lerp), with(0.6),
+                           ref_ternary(r[0], r[1], r[2], ref_lerp)};
              },
              4.0, same},
 
       OpInfo{"addcmul", numeric_dtypes(),
-             [](DType dt) { return ternary_samples({dt, -3, 3}, {dt, -3, 3}, {dt, -3, 3}); },
+             [](DType dt) {
+               return ternary_samples({dt, -3, 3}, {dt, -3, 3}, {dt, -3, 3});
+             },
              [](const Sample& s) {
                const Tensor &a = s.args[0], &b = s.args[1], &c = s.args[2];
-               return std::vector<Tensor>{addcmul(a, b, c, 2), self_for(a, {b, c}).addcmul_(b, c, 2),
-                                          a.addcmul(b, c)};
+               return std::vector<Tensor>{addcmul(a, b, c, 2),
+                                          self_for(a, {b, c}).addcmul_(b, c, 2), a.addcmul(b, c)};
              },
              [](const Refs& r) {
                auto f = [](double v) {
@@ -395,7 +411,9 @@ std::vector<OpInfo> entries() {
              },
              4.0, same},
       OpInfo{"addcdiv", floating_dtypes(),
-             [](DType dt) { return ternary_samples({dt, -3, 3}, {dt, -3, 3}, {dt, 0.5, 2}); },
+             [](DType dt) {
+               return ternary_samples({dt, -3, 3}, {dt, -3, 3}, {dt, 0.5, 2});
+             },
              [](const Sample& s) {
                const Tensor &a = s.args[0], &b = s.args[1], &c = s.args[2];
                return std::vector<Tensor>{addcdiv(a, b, c, 0.5),

@@ -9,7 +9,6 @@
 namespace ember::testing {
 namespace {
 
-
 // Element [batch..., r, c] of a matrix batch t (t's batch dims broadcast against batch_idx,
 // right-aligned; size-1 dims repeat).
 double at_batch(const RefTensor& t, const Shape& batch_idx, int64_t r, int64_t c) {

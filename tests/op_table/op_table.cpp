@@ -55,8 +55,8 @@ RefTensor ref_binary(const RefTensor& a, const RefTensor& b,
 
 RefTensor ref_ternary(const RefTensor& a, const RefTensor& b, const RefTensor& c,
                       const std::function<double(double, double, double)>& f) {
-  Shape s = broadcast_shapes(broadcast_shapes(a.shape, b.shape, "ref_ternary"), c.shape,
-                             "ref_ternary");
+  Shape s =
+      broadcast_shapes(broadcast_shapes(a.shape, b.shape, "ref_ternary"), c.shape, "ref_ternary");
   RefTensor out(s);
   for (int64_t i = 0; i < out.numel(); ++i) {
     Shape idx = unravel(i, out.shape);
@@ -67,11 +67,16 @@ RefTensor ref_ternary(const RefTensor& a, const RefTensor& b, const RefTensor& c
 
 double tolerance_for(DType dt, double scale) {
   switch (dt) {
-    case kFloat16: return scale * 9.77e-4;
-    case kBFloat16: return scale * 7.82e-3;
-    case kFloat32: return scale * 1.2e-7 * 8;
-    case kFloat64: return scale * 2.3e-16 * 64;
-    default: return 0.0;  // integers and bool compare exactly
+    case kFloat16:
+      return scale * 9.77e-4;
+    case kBFloat16:
+      return scale * 7.82e-3;
+    case kFloat32:
+      return scale * 1.2e-7 * 8;
+    case kFloat64:
+      return scale * 2.3e-16 * 64;
+    default:
+      return 0.0;  // integers and bool compare exactly
   }
 }
 
@@ -136,8 +141,8 @@ std::vector<Sample> binary_samples(DType dt, double lo, double hi, double lo_b, 
   std::vector<Sample> s;
   uint64_t seed = 101;
   auto pair = [&](const Shape& a, const Shape& b, const std::string& note) {
-    s.push_back({{random_tensor(a, dt, lo, hi, seed++), random_tensor(b, dt, lo_b, hi_b, seed++)},
-                 note});
+    s.push_back(
+        {{random_tensor(a, dt, lo, hi, seed++), random_tensor(b, dt, lo_b, hi_b, seed++)}, note});
   };
   pair({}, {}, "0-dim");
   pair({5}, {5}, "same shape");

@@ -131,17 +131,15 @@ Tensor noncontiguous(const Tensor& t);
 std::vector<Sample> unary_samples(DType dt, double lo = -2.0, double hi = 2.0);
 // Pairs with broadcasting ([3,1] with [1,4], [4] with [2,3,4], 0-dim with [3]...), sizes 0 and
 // 1, and non-contiguous operands.
-std::vector<Sample> binary_samples(DType dt, double lo = -2.0, double hi = 2.0,
-                                   double lo_b = -2.0, double hi_b = 2.0);
+std::vector<Sample> binary_samples(DType dt, double lo = -2.0, double hi = 2.0, double lo_b = -2.0,
+                                   double hi_b = 2.0);
 
 // ---- helpers for entries ------------------------------------------------------------------
 using Refs = std::vector<RefTensor>;
 inline std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
 // Integer op parameters travel in a sample as int64 tensors: a scalar, or a list.
 inline Tensor param(int64_t v) { return scalar_tensor(v, kInt64); }
-inline Tensor params(const Shape& v) {
-  return tensor(v, {static_cast<int64_t>(v.size())}, kInt64);
-}
+inline Tensor params(const Shape& v) { return tensor(v, {static_cast<int64_t>(v.size())}, kInt64); }
 inline int64_t ival(const Tensor& t) { return t.item<int64_t>(); }
 inline int64_t ival(const RefTensor& r) { return static_cast<int64_t>(r.data.at(0)); }
 inline Shape ivals(const RefTensor& r) {

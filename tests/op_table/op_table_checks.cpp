@@ -1,7 +1,6 @@
 #include "op_table_checks.h"
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <set>
 #include <sstream>

@@ -15,7 +15,6 @@
 namespace ember::testing {
 namespace {
 
-
 struct Case {
   Shape dims;
   bool keepdim;
@@ -377,67 +376,68 @@ OpInfo softmax_entry(const std::string& name, bool log) {
 }
 
 const OpTableRegistrar reg({
-    with_grad_samples(
-        reduce_entry(
-            "sum", all_dtypes(), [](DType dt) { return reduce_samples(dt, -2, 2); }, false,
-            [](const Tensor& x, const Shape& d, bool k) { return x.sum(d, k); }, ref_sum,
-            int_to_int64),
-        gradcheck_sized),
+    with_grad_samples(reduce_entry(
+                          "sum", all_dtypes(), [](DType dt) { return reduce_samples(dt, -2, 2); },
+                          false,
+                          [](const Tensor& x, const Shape& d, bool k) { return x.sum(d, k); },
+                          ref_sum, int_to_int64),
+                      gradcheck_sized),
     with_grad_samples(
         reduce_entry(
             "mean", floating_dtypes(), [](DType dt) { return reduce_samples(dt, -2, 2); }, false,
             [](const Tensor& x, const Shape& d, bool k) { return x.mean(d, k); }, ref_mean),
         gradcheck_sized),
-    with_grad_samples(
-        reduce_entry(
-            "prod", all_dtypes(),
-            [](DType dt) {
-              std::vector<Sample> s = reduce_samples(dt, -1.5, 1.5, false);
-              s.insert(s.begin(), zeros_sample(dt));  // first: gradgradcheck covers it too
-              return s;
-            },
-            false, [](const Tensor& x, const Shape& d, bool k) { return x.prod(d, k); },
-            [](const std::vector<double>& v) {
-              double p = 1;
-              for (double x : v) p *= x;
-              return p;
-            },
-            int_to_int64),
-        gradcheck_sized),
-    with_grad_samples(
-        reduce_entry(
-            "var", floating_dtypes(), [](DType dt) { return reduce_samples(dt, -2, 2); }, false,
-            [](const Tensor& x, const Shape& d, bool k) { return x.var(d, 1, k); },
-            [](const std::vector<double>& v) { return ref_var(v, 1); }),
-        several_elements),
-    with_grad_samples(
-        reduce_entry(
-            "std", floating_dtypes(), [](DType dt) { return reduce_samples(dt, -2, 2); }, false,
-            [](const Tensor& x, const Shape& d, bool k) { return x.std(d, 0, k); },
-            [](const std::vector<double>& v) { return std::sqrt(ref_var(v, 0)); }),
-        gradcheck_sized),
-    with_grad_samples(
-        reduce_entry(
-            "amax", all_dtypes(), [](DType dt) { return reduce_samples(dt, -2, 2); }, true,
-            [](const Tensor& x, const Shape& d, bool k) { return x.amax(d, k); },
-            [](const std::vector<double>& v) { return ref_extremum(v, true); }),
-        no_ties_some_output),
-    with_grad_samples(
-        reduce_entry(
-            "amin", all_dtypes(), [](DType dt) { return reduce_samples(dt, -2, 2); }, true,
-            [](const Tensor& x, const Shape& d, bool k) { return x.amin(d, k); },
-            [](const std::vector<double>& v) { return ref_extremum(v, false); }),
-        no_ties_some_output),
+    with_grad_samples(reduce_entry(
+                          "prod", all_dtypes(),
+                          [](DType dt) {
+                            std::vector<Sample> s = reduce_samples(dt, -1.5, 1.5, false);
+                            s.insert(s.begin(),
+                                     zeros_sample(dt));  // first: gradgradcheck covers it too
+                            return s;
+                          },
+                          false,
+                          [](const Tensor& x, const Shape& d, bool k) { return x.prod(d, k); },
+                          [](const std::vector<double>& v) {
+                            double p = 1;
+                            for (double x : v) p *= x;
+                            return p;
+                          },
+                          int_to_int64),
+                      gradcheck_sized),
+    with_grad_samples(reduce_entry(
+                          "var", floating_dtypes(),
+                          [](DType dt) { return reduce_samples(dt, -2, 2); }, false,
+                          [](const Tensor& x, const Shape& d, bool k) { return x.var(d, 1, k); },
+                          [](const std::vector<double>& v) { return ref_var(v, 1); }),
+                      several_elements),
+    with_grad_samples(reduce_entry(
+                          "std", floating_dtypes(),
+                          [](DType dt) { return reduce_samples(dt, -2, 2); }, false,
+                          [](const Tensor& x, const Shape& d, bool k) { return x.std(d, 0, k); },
+                          [](const std::vector<double>& v) { return std::sqrt(ref_var(v, 0)); }),
+                      gradcheck_sized),
+    with_grad_samples(reduce_entry(
+                          "amax", all_dtypes(), [](DType dt) { return reduce_samples(dt, -2, 2); },
+                          true,
+                          [](const Tensor& x, const Shape& d, bool k) { return x.amax(d, k); },
+                          [](const std::vector<double>& v) { return ref_extremum(v, true); }),
+                      no_ties_some_output),
+    with_grad_samples(reduce_entry(
+                          "amin", all_dtypes(), [](DType dt) { return reduce_samples(dt, -2, 2); },
+                          true,
+                          [](const Tensor& x, const Shape& d, bool k) { return x.amin(d, k); },
+                          [](const std::vector<double>& v) { return ref_extremum(v, false); }),
+                      no_ties_some_output),
     minmax_entry("max", true),
     minmax_entry("min", false),
     arg_entry("argmax", true),
     arg_entry("argmin", false),
-    with_grad_samples(
-        reduce_entry(
-            "logsumexp", floating_dtypes(), [](DType dt) { return reduce_samples(dt, -4, 4); },
-            false, [](const Tensor& x, const Shape& d, bool k) { return x.logsumexp(d, k); },
-            ref_logsumexp),
-        gradcheck_sized),
+    with_grad_samples(reduce_entry(
+                          "logsumexp", floating_dtypes(),
+                          [](DType dt) { return reduce_samples(dt, -4, 4); }, false,
+                          [](const Tensor& x, const Shape& d, bool k) { return x.logsumexp(d, k); },
+                          ref_logsumexp),
+                      gradcheck_sized),
     reduce_entry(
         "all", all_dtypes(), logical_samples, false,
         [](const Tensor& x, const Shape& d, bool k) { return x.all(d, k); },
@@ -463,29 +463,33 @@ const OpTableRegistrar reg({
 });
 
 // norm: p = 1, 2, 3 over every case, and INFINITY where nothing empty is reduced.
-const OpTableRegistrar reg_norm({with_grad_samples(OpInfo{
-    // Values in [-1, 1] so that the 1-norm of 70000 of them stays within float16's range.
-    "norm", floating_dtypes(), [](DType dt) { return reduce_samples(dt, -1, 1); },
-    [](const Sample& s) {
-      std::vector<Tensor> out;
-      const Tensor& x = s.args[0];
-      for (double p : {1.0, 2.0, 3.0})
-        for (auto& c : cases_for(x.sizes(), false)) out.push_back(x.norm(p, c.dims, c.keepdim));
-      for (auto& c : cases_for(x.sizes(), true)) out.push_back(x.norm(INFINITY, c.dims, c.keepdim));
-      return out;
-    },
-    [](const Refs& r) {
-      Refs out;
-      for (double p : {1.0, 2.0, 3.0})
-        for (auto& c : cases_for(r[0].shape, false))
-          out.push_back(ref_reduce(r[0], c.dims, c.keepdim,
-                                   [p](const std::vector<double>& v) { return ref_norm(v, p); }));
-      for (auto& c : cases_for(r[0].shape, true))
-        out.push_back(ref_reduce(r[0], c.dims, c.keepdim, [](const std::vector<double>& v) {
-          return ref_norm(v, INFINITY);
-        }));
-      return out;
-    }}, no_ties)});  // p = inf is a max of |x|: no ties (no_ties)
+const OpTableRegistrar reg_norm({with_grad_samples(
+    OpInfo{// Values in [-1, 1] so that the 1-norm of 70000 of them stays within float16's range.
+           "norm", floating_dtypes(), [](DType dt) { return reduce_samples(dt, -1, 1); },
+           [](const Sample& s) {
+             std::vector<Tensor> out;
+             const Tensor& x = s.args[0];
+             for (double p : {1.0, 2.0, 3.0})
+               for (auto& c : cases_for(x.sizes(), false))
+                 out.push_back(x.norm(p, c.dims, c.keepdim));
+             for (auto& c : cases_for(x.sizes(), true))
+               out.push_back(x.norm(INFINITY, c.dims, c.keepdim));
+             return out;
+           },
+           [](const Refs& r) {
+             Refs out;
+             for (double p : {1.0, 2.0, 3.0})
+               for (auto& c : cases_for(r[0].shape, false))
+                 out.push_back(
+                     ref_reduce(r[0], c.dims, c.keepdim,
+                                [p](const std::vector<double>& v) { return ref_norm(v, p); }));
+             for (auto& c : cases_for(r[0].shape, true))
+               out.push_back(ref_reduce(r[0], c.dims, c.keepdim, [](const std::vector<double>& v) {
+                 return ref_norm(v, INFINITY);
+               }));
+             return out;
+           }},
+    no_ties)});  // p = inf is a max of |x|: no ties (no_ties)
 
 // one_hot: int64 only; explicit and inferred num_classes.
 const OpTableRegistrar reg_one_hot({OpInfo{

@@ -8,7 +8,6 @@
 namespace ember::testing {
 namespace {
 
-
 // out[idx] = in[map(idx)] for every index of `shape`.
 RefTensor gather_ref(const RefTensor& in, const Shape& shape,
                      const std::function<Shape(const Shape&)>& map) {
@@ -47,49 +46,88 @@ const OpTableRegistrar reg({
              return std::vector<Sample>{{{random_tensor({2, 3, 4}, dt)}, "[2,3,4]"},
                                         {{random_tensor({0, 4}, dt)}, "[0,4]"}};
            },
-           [](const Sample& s) { return one(s.args[0].view({-1, 2})); },
-           [](const Refs& r) { return Refs{ref_reshape(r[0], {r[0].numel() / 2, 2})}; }},
+           [](const Sample& s) {
+             return one(s.args[0].view({-1, 2}));
+           },
+           [](const Refs& r) {
+             return Refs{ref_reshape(r[0], {r[0].numel() / 2, 2})};
+           }},
     OpInfo{"reshape", all_dtypes(), view_samples,
-           [](const Sample& s) { return one(s.args[0].reshape({4, -1})); },
-           [](const Refs& r) { return Refs{ref_reshape(r[0], {4, 6})}; }},
+           [](const Sample& s) {
+             return one(s.args[0].reshape({4, -1}));
+           },
+           [](const Refs& r) {
+             return Refs{ref_reshape(r[0], {4, 6})};
+           }},
     OpInfo{"permute", all_dtypes(), view_samples,
-           [](const Sample& s) { return one(s.args[0].permute({2, 0, -2})); },
-           [](const Refs& r) { return Refs{ref_permute(r[0], {2, 0, 1})}; }},
+           [](const Sample& s) {
+             return one(s.args[0].permute({2, 0, -2}));
+           },
+           [](const Refs& r) {
+             return Refs{ref_permute(r[0], {2, 0, 1})};
+           }},
     OpInfo{"transpose", all_dtypes(), view_samples,
            [](const Sample& s) { return one(s.args[0].transpose(0, -1)); },
-           [](const Refs& r) { return Refs{ref_permute(r[0], {2, 1, 0})}; }},
-    OpInfo{"t", all_dtypes(), matrix_samples,
-           [](const Sample& s) { return one(s.args[0].t()); },
-           [](const Refs& r) { return Refs{ref_permute(r[0], {1, 0})}; }},
+           [](const Refs& r) {
+             return Refs{ref_permute(r[0], {2, 1, 0})};
+           }},
+    OpInfo{"t", all_dtypes(), matrix_samples, [](const Sample& s) { return one(s.args[0].t()); },
+           [](const Refs& r) {
+             return Refs{ref_permute(r[0], {1, 0})};
+           }},
     OpInfo{"squeeze", all_dtypes(),
            [](DType dt) {
              return std::vector<Sample>{{{random_tensor({1, 3, 1, 2}, dt)}, "[1,3,1,2]"}};
            },
-           [](const Sample& s) { return std::vector<Tensor>{s.args[0].squeeze(), s.args[0].squeeze(2), s.args[0].squeeze(1)}; },
+           [](const Sample& s) {
+             return std::vector<Tensor>{s.args[0].squeeze(), s.args[0].squeeze(2),
+                                        s.args[0].squeeze(1)};
+           },
            [](const Refs& r) {
              return Refs{ref_reshape(r[0], {3, 2}), ref_reshape(r[0], {1, 3, 2}),
                          ref_reshape(r[0], {1, 3, 1, 2})};
            }},
     OpInfo{"unsqueeze", all_dtypes(), view_samples,
-           [](const Sample& s) { return std::vector<Tensor>{s.args[0].unsqueeze(1), s.args[0].unsqueeze(-1)}; },
-           [](const Refs& r) { return Refs{ref_reshape(r[0], {2, 1, 3, 4}), ref_reshape(r[0], {2, 3, 4, 1})}; }},
-    OpInfo{"expand", all_dtypes(),
-           [](DType dt) { return std::vector<Sample>{{{random_tensor({3, 1}, dt)}, "[3,1]"}}; },
-           [](const Sample& s) { return one(s.args[0].expand({2, -1, 4})); },
+           [](const Sample& s) {
+             return std::vector<Tensor>{s.args[0].unsqueeze(1), s.args[0].unsqueeze(-1)};
+           },
            [](const Refs& r) {
-             return Refs{gather_ref(r[0], {2, 3, 4}, [](const Shape& i) { return Shape{i[1], 0}; })};
+             return Refs{ref_reshape(r[0], {2, 1, 3, 4}), ref_reshape(r[0], {2, 3, 4, 1})};
            }},
+    OpInfo{
+        "expand", all_dtypes(),
+        [](DType dt) {
+          return std::vector<Sample>{{{random_tensor({3, 1}, dt)}, "[3,1]"}};
+        },
+        [](const Sample& s) {
+          return one(s.args[0].expand({2, -1, 4}));
+        },
+        [](const Refs& r) {
+          return Refs{gather_ref(r[0], {2, 3, 4}, [](const Shape& i) { return Shape{i[1], 0}; })};
+        }},
     OpInfo{"flatten", all_dtypes(), view_samples,
-           [](const Sample& s) { return std::vector<Tensor>{s.args[0].flatten(), s.args[0].flatten(1)}; },
-           [](const Refs& r) { return Refs{ref_reshape(r[0], {24}), ref_reshape(r[0], {2, 12})}; }},
+           [](const Sample& s) {
+             return std::vector<Tensor>{s.args[0].flatten(), s.args[0].flatten(1)};
+           },
+           [](const Refs& r) {
+             return Refs{ref_reshape(r[0], {24}), ref_reshape(r[0], {2, 12})};
+           }},
     OpInfo{"unflatten", all_dtypes(),
-           [](DType dt) { return std::vector<Sample>{{{random_tensor({2, 12}, dt)}, "[2,12]"}}; },
-           [](const Sample& s) { return one(s.args[0].unflatten(1, {3, -1})); },
-           [](const Refs& r) { return Refs{ref_reshape(r[0], {2, 3, 4})}; }},
+           [](DType dt) {
+             return std::vector<Sample>{{{random_tensor({2, 12}, dt)}, "[2,12]"}};
+           },
+           [](const Sample& s) {
+             return one(s.args[0].unflatten(1, {3, -1}));
+           },
+           [](const Refs& r) {
+             return Refs{ref_reshape(r[0], {2, 3, 4})};
+           }},
     OpInfo{"narrow", all_dtypes(), view_samples,
            [](const Sample& s) { return one(s.args[0].narrow(1, 1, 2)); },
            [](const Refs& r) {
-             return Refs{gather_ref(r[0], {2, 2, 4}, [](const Shape& i) { return Shape{i[0], i[1] + 1, i[2]}; })};
+             return Refs{gather_ref(r[0], {2, 2, 4}, [](const Shape& i) {
+               return Shape{i[0], i[1] + 1, i[2]};
+             })};
            }},
     OpInfo{"slice", all_dtypes(), view_samples,
            [](const Sample& s) {
@@ -97,22 +135,37 @@ const OpTableRegistrar reg({
                                         s.args[0].slice(0, 5, 9)};
            },
            [](const Refs& r) {
-             return Refs{gather_ref(r[0], {2, 3, 2}, [](const Shape& i) { return Shape{i[0], i[1], 1 + 2 * i[2]}; }),
+             return Refs{gather_ref(r[0], {2, 3, 2},
+                                    [](const Shape& i) {
+                                      return Shape{i[0], i[1], 1 + 2 * i[2]};
+                                    }),
                          RefTensor(Shape{0, 3, 4})};
            }},
     OpInfo{"select", all_dtypes(), view_samples,
-           [](const Sample& s) { return std::vector<Tensor>{s.args[0].select(1, -1), s.args[0][1]}; },
+           [](const Sample& s) {
+             return std::vector<Tensor>{s.args[0].select(1, -1), s.args[0][1]};
+           },
            [](const Refs& r) {
-             return Refs{gather_ref(r[0], {2, 4}, [](const Shape& i) { return Shape{i[0], 2, i[1]}; }),
-                         gather_ref(r[0], {3, 4}, [](const Shape& i) { return Shape{1, i[0], i[1]}; })};
+             return Refs{gather_ref(r[0], {2, 4},
+                                    [](const Shape& i) {
+                                      return Shape{i[0], 2, i[1]};
+                                    }),
+                         gather_ref(r[0], {3, 4}, [](const Shape& i) {
+                           return Shape{1, i[0], i[1]};
+                         })};
            }},
     OpInfo{"unfold", all_dtypes(), view_samples,
            [](const Sample& s) { return one(s.args[0].unfold(2, 2, 1)); },
            [](const Refs& r) {
-             return Refs{gather_ref(r[0], {2, 3, 3, 2}, [](const Shape& i) { return Shape{i[0], i[1], i[2] + i[3]}; })};
+             return Refs{gather_ref(r[0], {2, 3, 3, 2}, [](const Shape& i) {
+               return Shape{i[0], i[1], i[2] + i[3]};
+             })};
            }},
     OpInfo{"diagonal", all_dtypes(), matrix_samples,
-           [](const Sample& s) { return std::vector<Tensor>{s.args[0].diagonal(), s.args[0].diagonal(1), s.args[0].diagonal(-1)}; },
+           [](const Sample& s) {
+             return std::vector<Tensor>{s.args[0].diagonal(), s.args[0].diagonal(1),
+                                        s.args[0].diagonal(-1)};
+           },
            [](const Refs& r) {
              Refs out;
              for (int64_t off : {0, 1, -1}) {
@@ -126,10 +179,15 @@ const OpTableRegistrar reg({
              return out;
            }},
     OpInfo{"as_strided", all_dtypes(),
-           [](DType dt) { return std::vector<Sample>{{{random_tensor({12}, dt)}, "[12]"}}; },
-           [](const Sample& s) { return one(s.args[0].as_strided({3, 3}, {3, 1}, 1)); },
+           [](DType dt) {
+             return std::vector<Sample>{{{random_tensor({12}, dt)}, "[12]"}};
+           },
+           [](const Sample& s) {
+             return one(s.args[0].as_strided({3, 3}, {3, 1}, 1));
+           },
            [](const Refs& r) {
-             return Refs{gather_ref(r[0], {3, 3}, [](const Shape& i) { return Shape{1 + 3 * i[0] + i[1]}; })};
+             return Refs{gather_ref(r[0], {3, 3},
+                                    [](const Shape& i) { return Shape{1 + 3 * i[0] + i[1]}; })};
            }},
     // ---- copies ----
     OpInfo{"contiguous", all_dtypes(), view_samples,
@@ -155,14 +213,18 @@ const OpTableRegistrar reg({
              back.copy_(wide);
              return std::vector<Tensor>{wide, back};
            },
-           [](const Refs& r) { return Refs{r[0], r[0]}; }},
+           [](const Refs& r) {
+             return Refs{r[0], r[0]};
+           }},
     OpInfo{"to", all_dtypes(), [](DType dt) { return unary_samples(dt, 0.0, 100.0); },
            [](const Sample& s) {
              // Every conversion from this dtype to float64 and int64 is exact on these values
              // (integers in [0, 100], rounded toward zero for int64).
              return std::vector<Tensor>{s.args[0].to(kFloat64), s.args[0].to(kInt64)};
            },
-           [](const Refs& r) { return Refs{r[0], ref_unary(r[0], [](double v) { return std::trunc(v); })}; }},
+           [](const Refs& r) {
+             return Refs{r[0], ref_unary(r[0], [](double v) { return std::trunc(v); })};
+           }},
     OpInfo{"fill_", all_dtypes(), [](DType dt) { return unary_samples(dt); },
            [](const Sample& s) {
              Tensor c = s.args[0].clone();
@@ -179,19 +241,59 @@ const OpTableRegistrar reg({
            [](const Refs& r) { return Refs{RefTensor(r[0].shape, 0.0)}; }},
     // ---- factories (no inputs: the sample only carries the dtype in a 0-dim tensor; nothing to
     // differentiate, so gradcheck skips them) ----
-    OpInfo{"empty", all_dtypes(), [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
-           [](const Sample& s) { return one(empty({2, 0, 3}, s.args[0].dtype())); },
-           [](const Refs&) { return Refs{RefTensor(Shape{2, 0, 3})}; }, 4.0, {}, GradSupport::None},
-    OpInfo{"zeros", all_dtypes(), [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
-           [](const Sample& s) { return one(zeros({2, 3}, s.args[0].dtype())); },
-           [](const Refs&) { return Refs{RefTensor(Shape{2, 3}, 0.0)}; }, 4.0, {}, GradSupport::None},
-    OpInfo{"ones", all_dtypes(), [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
+    OpInfo{"empty",
+           all_dtypes(),
+           [](DType dt) {
+             return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
+           },
+           [](const Sample& s) {
+             return one(empty({2, 0, 3}, s.args[0].dtype()));
+           },
+           [](const Refs&) {
+             return Refs{RefTensor(Shape{2, 0, 3})};
+           },
+           4.0,
+           {},
+           GradSupport::None},
+    OpInfo{"zeros",
+           all_dtypes(),
+           [](DType dt) {
+             return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
+           },
+           [](const Sample& s) {
+             return one(zeros({2, 3}, s.args[0].dtype()));
+           },
+           [](const Refs&) {
+             return Refs{RefTensor(Shape{2, 3}, 0.0)};
+           },
+           4.0,
+           {},
+           GradSupport::None},
+    OpInfo{"ones",
+           all_dtypes(),
+           [](DType dt) {
+             return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
+           },
            [](const Sample& s) { return one(ones_like(zeros({4}, s.args[0].dtype()))); },
-           [](const Refs&) { return Refs{RefTensor(Shape{4}, 1.0)}; }, 4.0, {}, GradSupport::None},
-    OpInfo{"full", all_dtypes(), [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
+           [](const Refs&) { return Refs{RefTensor(Shape{4}, 1.0)}; },
+           4.0,
+           {},
+           GradSupport::None},
+    OpInfo{"full",
+           all_dtypes(),
+           [](DType dt) {
+             return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
+           },
            [](const Sample& s) { return one(full({3}, 1, s.args[0].dtype())); },
-           [](const Refs&) { return Refs{RefTensor(Shape{3}, 1.0)}; }, 4.0, {}, GradSupport::None},
-    OpInfo{"arange", numeric_dtypes(), [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
+           [](const Refs&) { return Refs{RefTensor(Shape{3}, 1.0)}; },
+           4.0,
+           {},
+           GradSupport::None},
+    OpInfo{"arange",
+           numeric_dtypes(),
+           [](DType dt) {
+             return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
+           },
            [](const Sample& s) {
              DType dt = s.args[0].dtype();
              return std::vector<Tensor>{arange(5, dt), arange(2, 11, 3, dt), arange(10, 0, -4, dt)};
@@ -199,35 +301,73 @@ const OpTableRegistrar reg({
            [](const Refs&) {
              return Refs{RefTensor({5}, {0, 1, 2, 3, 4}), RefTensor({3}, {2, 5, 8}),
                          RefTensor({3}, {10, 6, 2})};
-           }, 4.0, {}, GradSupport::None},
-    OpInfo{"linspace", {kFloat32, kFloat64}, [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
+           },
+           4.0,
+           {},
+           GradSupport::None},
+    OpInfo{"linspace",
+           {kFloat32, kFloat64},
+           [](DType dt) {
+             return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
+           },
            [](const Sample& s) {
              DType dt = s.args[0].dtype();
-             return std::vector<Tensor>{linspace(-1, 1, 5, dt), linspace(3, 3, 1, dt), linspace(0, 1, 0, dt)};
+             return std::vector<Tensor>{linspace(-1, 1, 5, dt), linspace(3, 3, 1, dt),
+                                        linspace(0, 1, 0, dt)};
            },
            [](const Refs&) {
-             return Refs{RefTensor({5}, {-1, -0.5, 0, 0.5, 1}), RefTensor({1}, {3}), RefTensor(Shape{0})};
-           }, 4.0, {}, GradSupport::None},
-    OpInfo{"eye", all_dtypes(), [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
+             return Refs{RefTensor({5}, {-1, -0.5, 0, 0.5, 1}), RefTensor({1}, {3}),
+                         RefTensor(Shape{0})};
+           },
+           4.0,
+           {},
+           GradSupport::None},
+    OpInfo{"eye",
+           all_dtypes(),
+           [](DType dt) {
+             return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
+           },
            [](const Sample& s) { return one(eye(2, 3, s.args[0].dtype())); },
-           [](const Refs&) { return Refs{RefTensor({2, 3}, {1, 0, 0, 0, 1, 0})}; }, 4.0, {}, GradSupport::None},
-    OpInfo{"tensor", {kFloat64}, [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
+           [](const Refs&) {
+             return Refs{RefTensor({2, 3}, {1, 0, 0, 0, 1, 0})};
+           },
+           4.0,
+           {},
+           GradSupport::None},
+    OpInfo{"tensor",
+           {kFloat64},
+           [](DType dt) {
+             return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
+           },
            [](const Sample&) {
-             return std::vector<Tensor>{tensor<double>({1.5, -2, 3}), tensor(std::vector<int32_t>{1, 2, 3, 4}, {2, 2}),
+             return std::vector<Tensor>{tensor<double>({1.5, -2, 3}),
+                                        tensor(std::vector<int32_t>{1, 2, 3, 4}, {2, 2}),
                                         tensor({true, false})};
            },
            [](const Refs&) {
-             return Refs{RefTensor({3}, {1.5, -2, 3}), RefTensor({2, 2}, {1, 2, 3, 4}), RefTensor({2}, {1, 0})};
-           }, 4.0, {}, GradSupport::None},
-    OpInfo{"from_blob", {kFloat32}, [](DType dt) { return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}}; },
-           [](const Sample&) {
-             static float data[6] = {1, 2, 3, 4, 5, 6};
-             return std::vector<Tensor>{from_blob(data, {2, 3}, kFloat32).clone(),
-                                        from_blob(data, {3, 2}, kFloat32, nullptr, {1, 3}).clone()};
+             return Refs{RefTensor({3}, {1.5, -2, 3}), RefTensor({2, 2}, {1, 2, 3, 4}),
+                         RefTensor({2}, {1, 0})};
            },
-           [](const Refs&) {
-             return Refs{RefTensor({2, 3}, {1, 2, 3, 4, 5, 6}), RefTensor({3, 2}, {1, 4, 2, 5, 3, 6})};
-           }, 4.0, {}, GradSupport::None},
+           4.0,
+           {},
+           GradSupport::None},
+    OpInfo{
+        "from_blob",
+        {kFloat32},
+        [](DType dt) {
+          return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
+        },
+        [](const Sample&) {
+          static float data[6] = {1, 2, 3, 4, 5, 6};
+          return std::vector<Tensor>{from_blob(data, {2, 3}, kFloat32).clone(),
+                                     from_blob(data, {3, 2}, kFloat32, nullptr, {1, 3}).clone()};
+        },
+        [](const Refs&) {
+          return Refs{RefTensor({2, 3}, {1, 2, 3, 4, 5, 6}), RefTensor({3, 2}, {1, 4, 2, 5, 3, 6})};
+        },
+        4.0,
+        {},
+        GradSupport::None},
 });
 
 }  // namespace
