@@ -1,5 +1,5 @@
-// The index family (core/ops/index.h): its op registry, its dispatch stubs and the shared
-// helpers of core/ops/index_utils.h that are not inline. The ops themselves live in
+// The index family (core/ops/index.h, which also declares its dispatch stubs): its op registry
+// and the shared helpers of core/ops/index_utils.h that are not inline. The ops themselves live in
 // core/ops/index_*.cpp (the file map is in index_utils.h).
 #include "core/ops/index.h"
 

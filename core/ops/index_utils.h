@@ -3,7 +3,7 @@
 // the public API; nothing outside core/ops/index*.cpp includes this header.
 //
 // Where the family lives (the ops are declared and documented in core/ops/index.h):
-//   index.cpp           the family's op registry and dispatch stubs, check_index_values
+//   index.cpp           the family's op registry, check_index_values
 //   index_gather.cpp    index_select, gather, embedding (the gather kernel along one dim)
 //   index_scatter.cpp   scatter, scatter_add, scatter_reduce, index_add (the scatter kernel)
 //   index_advanced.cpp  advanced indexing: index, index_put_, index_put
