@@ -1,6 +1,8 @@
 #pragma once
 // Generator: the state of ember's random number streams, a counter-based Philox4x32-10 generator
-// (kernels/math/philox.h) whose whole state is two numbers, (seed, offset).
+// (kernels/math/philox.h) whose whole state is two numbers, (seed, offset). The state lives
+// here, the math in kernels/math (Note [Where the generator's math lives] in
+// kernels/math/philox.h).
 //
 //   ember::manual_seed(42);                        // seeds every device's default generator
 //   auto x = ember::randn({2, 3});                 // draws from default_generator(kCPU)

@@ -6,10 +6,14 @@
 // same Storage. `core` knows nothing of autograd: a TensorImpl carries an opaque autograd slot
 // (AutogradMetaInterface) that the autograd layer fills.
 //
-// Ops are free functions in `ember` (declared in core/ops/*.h) with the PyTorch names; the
-// methods below forward to them so that `a.add(b)` and `ember::add(a, b)` are the same op.
-// The ops autograd differentiates (and every in-place op) are defined in autograd/ops/*.cpp on
-// top of the kernel-level `ember::native::` functions of core/ops; the rest are defined in core.
+// Ops are free functions in `ember` with the PyTorch names; the methods below forward to them
+// so that `a.add(b)` and `ember::add(a, b)` are the same op. The ops autograd differentiates
+// (and every in-place op) are declared in autograd/ops/<family>.h and defined, with their
+// methods, in autograd/ops/<family>.cpp, on top of the kernel-level `ember::native::` functions
+// of core/ops; the rest are declared in core/ops and defined in core. These method declarations
+// are the one reference from core to a layer above (Note [Where an op lives] in
+// autograd/ops/ops.h): core's own code never calls a method whose definition is in autograd,
+// and the link of ember_core fails if it does.
 
 #include <cstdint>
 #include <functional>

@@ -8,6 +8,12 @@
 // must be castable to self's dtype (no float into an integer tensor), and self's version is
 // bumped. Integer division by zero (div with a rounding mode, remainder) raises
 // "<op>: ZeroDivisionError" instead of trapping.
+//
+// Where these ops live (Note [Where an op lives] in autograd/ops/ops.h): the ops autograd
+// differentiates, and every in-place op, are declared here as ember::native::<op>, the
+// kernel-level function that checks, allocates and dispatches without recording; their public
+// forms ember::<op> (and the Tensor methods) are in autograd/ops/binary.h. The ops autograd does
+// not see are declared here as public functions and defined in core.
 
 #include <string>
 

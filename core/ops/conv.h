@@ -19,6 +19,12 @@
 // - dtypes: float32, float64, float16 and bfloat16; the 16-bit types accumulate in float
 //   (conv2d computes them in float32 and rounds the result).
 // - Inputs may be non-contiguous (they are made contiguous first).
+//
+// Where these ops live (Note [Where an op lives] in autograd/ops/ops.h): the ops autograd
+// differentiates, and every in-place op, are declared here as ember::native::<op>, the
+// kernel-level function that checks, allocates and dispatches without recording; their public
+// forms ember::<op> (and the Tensor methods) are in autograd/ops/conv.h. The ops autograd does
+// not see are declared here as public functions and defined in core.
 
 #include <array>
 #include <optional>

@@ -1,6 +1,12 @@
 #pragma once
 // Copies and conversions: copy_ (with dtype conversion and broadcasting of the source), fill_,
 // zero_, contiguous, clone, to(dtype / device).
+//
+// Where these ops live (Note [Where an op lives] in autograd/ops/ops.h): the ops autograd
+// differentiates, and every in-place op, are declared here as ember::native::<op>, the
+// kernel-level function that checks, allocates and dispatches without recording; their public
+// forms ember::<op> (and the Tensor methods) are in autograd/ops/copy.h. The ops autograd does
+// not see are declared here as public functions and defined in core.
 
 #include "core/dispatch.h"
 #include "core/tensor.h"

@@ -17,6 +17,12 @@
 // self's pointer. Scatters (which write into self) additionally give the iteration a size of 1
 // along `dim` and walk `dim` themselves (ScatterLoop), so every element of self is written by one
 // thread, in index order: results are deterministic and duplicate indices never race.
+//
+// Where these ops live (Note [Where an op lives] in autograd/ops/ops.h): the ops autograd
+// differentiates, and every in-place op, are declared here as ember::native::<op>, the
+// kernel-level function that checks, allocates and dispatches without recording; their public
+// forms ember::<op> (and the Tensor methods) are in autograd/ops/index.h. The ops autograd does
+// not see are declared here as public functions and defined in core.
 
 #include <optional>
 #include <string>

@@ -18,6 +18,12 @@
 // and the integer types (exact int64 accumulation, wrapping to the dtype like PyTorch). Any
 // layout works: transposed operands are read in place, expanded batch dims are never copied.
 // Shape errors read "matmul: shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)".
+//
+// Where these ops live (Note [Where an op lives] in autograd/ops/ops.h): the ops autograd
+// differentiates, and every in-place op, are declared here as ember::native::<op>, the
+// kernel-level function that checks, allocates and dispatches without recording; their public
+// forms ember::<op> (and the Tensor methods) are in autograd/ops/linalg.h. The ops autograd does
+// not see are declared here as public functions and defined in core.
 
 #include "core/dispatch.h"
 #include "core/tensor.h"

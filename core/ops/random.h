@@ -12,6 +12,12 @@
 // are computed in float and rounded); randint takes every dtype (int64 by default); randperm
 // every dtype but bool (int64 by default); bernoulli_ fills any dtype with 0/1; bernoulli(p)
 // takes floating probabilities in [0, 1] and returns their dtype.
+//
+// Where these ops live (Note [Where an op lives] in autograd/ops/ops.h): the ops autograd
+// differentiates, and every in-place op, are declared here as ember::native::<op>, the
+// kernel-level function that checks, allocates and dispatches without recording; their public
+// forms ember::<op> (and the Tensor methods) are in autograd/ops/random.h. The ops autograd does
+// not see are declared here as public functions and defined in core.
 
 #include "core/dispatch.h"
 #include "core/generator.h"

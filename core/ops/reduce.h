@@ -18,6 +18,12 @@
 //
 // Every input layout works (transposed, sliced, expanded); the output is a new contiguous
 // tensor. The kernels are in kernels/cpu/reduce.cpp on the engine of kernels/cpu/reduce_utils.h.
+//
+// Where these ops live (Note [Where an op lives] in autograd/ops/ops.h): the ops autograd
+// differentiates, and every in-place op, are declared here as ember::native::<op>, the
+// kernel-level function that checks, allocates and dispatches without recording; their public
+// forms ember::<op> (and the Tensor methods) are in autograd/ops/reduce.h. The ops autograd does
+// not see are declared here as public functions and defined in core.
 
 #include <optional>
 #include <tuple>

@@ -5,6 +5,12 @@
 //
 // split and chunk return views (they share self's storage); every other op returns a new
 // contiguous tensor.
+//
+// Where these ops live (Note [Where an op lives] in autograd/ops/ops.h): the ops autograd
+// differentiates, and every in-place op, are declared here as ember::native::<op>, the
+// kernel-level function that checks, allocates and dispatches without recording; their public
+// forms ember::<op> (and the Tensor methods) are in autograd/ops/shape.h. The ops autograd does
+// not see are declared here as public functions and defined in core.
 
 #include <string>
 #include <vector>

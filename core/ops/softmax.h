@@ -9,6 +9,12 @@
 //
 // one_hot(indices, num_classes): int64 indices of any shape (*) -> int64 (*, num_classes) with a
 // 1 at each index. num_classes = -1 uses max(indices) + 1.
+//
+// Where these ops live (Note [Where an op lives] in autograd/ops/ops.h): the ops autograd
+// differentiates, and every in-place op, are declared here as ember::native::<op>, the
+// kernel-level function that checks, allocates and dispatches without recording; their public
+// forms ember::<op> (and the Tensor methods) are in autograd/ops/softmax.h. The ops autograd does
+// not see are declared here as public functions and defined in core.
 
 #include "core/dispatch.h"
 #include "core/tensor.h"

@@ -11,6 +11,12 @@
 // - isnan, isinf, isfinite and logical_not give bool for any input;
 // - pow(t, exponent) computes in result_type(t, exponent): int32 ** 2 is int32, ** 2.5 float.
 // Any shape, any strides; the output is a new contiguous tensor of the input's shape.
+//
+// Where these ops live (Note [Where an op lives] in autograd/ops/ops.h): the ops autograd
+// differentiates, and every in-place op, are declared here as ember::native::<op>, the
+// kernel-level function that checks, allocates and dispatches without recording; their public
+// forms ember::<op> (and the Tensor methods) are in autograd/ops/unary.h. The ops autograd does
+// not see are declared here as public functions and defined in core.
 
 #include <optional>
 #include <string>

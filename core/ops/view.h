@@ -2,6 +2,12 @@
 // Views: new sizes/strides/offset over the same storage, never a copy (reshape copies only when
 // no view can express the result). Every method of the "views" section of Tensor forwards here.
 // Negative dims and indices count from the end, as in PyTorch.
+//
+// Where these ops live (Note [Where an op lives] in autograd/ops/ops.h): the ops autograd
+// differentiates, and every in-place op, are declared here as ember::native::<op>, the
+// kernel-level function that checks, allocates and dispatches without recording; their public
+// forms ember::<op> (and the Tensor methods) are in autograd/ops/view.h. The ops autograd does
+// not see are declared here as public functions and defined in core.
 
 #include "core/tensor.h"
 

@@ -9,6 +9,22 @@
 // Philox4x32-10 maps a 128-bit counter and a 64-bit key to 128 random bits (four 32-bit words)
 // with ten rounds of a multiply-xor bijection. Different counters give independent outputs, so
 // element i of a tensor can be computed without computing elements 0..i-1.
+//
+// Note [Where the generator's math lives]
+// A Generator has two halves. Its state -- (seed, offset), the mutex that makes reservations
+// disjoint, the default generator of each device -- is core's (core/generator.h). Its math --
+// the Philox rounds, the maps from words to uniform, normal, bernoulli and randint values, and
+// the block arithmetic of a reservation (philox_blocks, kRandpermWords) -- is here, in
+// kernels/math, because element i of a random op must be the same pure function of (seed,
+// offset, i) on every device: the CPU kernels, the CUDA kernels (compiled by nvcc or by the
+// simulator) and core/ops/random.cpp, which sizes each reservation, all read this one header.
+// core including it is therefore not an upward arrow: kernels/math is the floor under core
+// (both are ember_core), header-only, with no ember dependency but core's vocabulary headers
+// (core/macros.h for EMBER_HOST_DEVICE, core/half.h, core/dtype.h and core/error.h), which
+// include nothing else of ember. cmake/check_layers.cmake enforces exactly that list, so a
+// functor can never reach for a Tensor. Moving the math into core instead would make every
+// CUDA kernel include a core source for its random numbers, and the word-to-value maps would
+// then sit apart from the functors that use them.
 
 #include <cmath>
 #include <cstdint>
