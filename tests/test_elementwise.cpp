@@ -392,3 +392,54 @@ TEST_CASE("elementwise: large and strided tensors take the parallel path", "[ele
   CHECK(wv[n - 1] == Approx(xv[n - 1]));
   CHECK(wv[1] == -xv[1]);
 }
+
+TEST_CASE("elementwise: hardtanh", "[elementwise]") {
+  SECTION("the gradient is 0 on the bounds, as PyTorch's hardtanh_backward") {
+    for (DType dt : {kFloat64, kFloat32, kFloat16, kBFloat16}) {
+      INFO(dtype_name(dt));
+      Tensor x = tensor(std::vector<double>{-2, -1, -0.5, 0, 0.5, 1, 2}, {7}).to(dt);
+      x.requires_grad_();
+      Tensor y = hardtanh(x);
+      CHECK(y.grad_fn()->name() == "HardtanhBackward");
+      (y * 3.0).sum().backward();
+      CHECK(values(x.grad()) == std::vector<double>{0, 0, 3, 3, 3, 0, 0});
+    }
+    // min_val == max_val: every point is on a bound; clamp instead passes g on its bounds.
+    Tensor x = tensor(std::vector<double>{-1, 0.5, 2}, {3}, kFloat64).requires_grad_();
+    hardtanh(x, 0.5, 0.5).sum().backward();
+    CHECK(values(x.grad()) == std::vector<double>{0, 0, 0});
+    Tensor z = tensor(std::vector<double>{-1, 0.5, 2}, {3}, kFloat64).requires_grad_();
+    clamp(z, 0.5, 0.5).sum().backward();
+    CHECK(values(z.grad()) == std::vector<double>{0, 1, 0});
+  }
+  SECTION("in place on a non-leaf records the same derivative") {
+    Tensor x = tensor(std::vector<double>{-1, 0, 1, 3}, {4}, kFloat64).requires_grad_();
+    Tensor y = x * 1.0;
+    hardtanh_(y, 0, 1);
+    CHECK(values(y) == std::vector<double>{0, 0, 1, 1});
+    y.sum().backward();
+    CHECK(values(x.grad()) == std::vector<double>{0, 0, 0, 0});
+    Tensor w = tensor(std::vector<double>{0.5}, {1}, kFloat64).requires_grad_();
+    Tensor v = w * 1.0;
+    hardtanh_(v).sum().backward();
+    CHECK(values(w.grad()) == std::vector<double>{1});
+  }
+  SECTION("NaN stays NaN; integer tensors keep their dtype") {
+    std::vector<double> h = values(hardtanh(tensor({std::nanf(""), -3.0f, 0.25f})));
+    CHECK(std::isnan(h[0]));
+    CHECK(h[1] == -1.0);
+    CHECK(h[2] == 0.25);
+    Tensor i = hardtanh(tensor({-5, 0, 7}), -2, 3);
+    CHECK(i.dtype() == kInt32);
+    CHECK(values(i) == std::vector<double>{-2, 0, 3});
+  }
+  SECTION("errors name the op") {
+    Tensor f = tensor({1.0f, 2.0f});
+    CHECK_THROWS_WITH(hardtanh(f, 2, 1),
+                      Contains("hardtanh") && Contains("min_val cannot be greater than max_val"));
+    CHECK_THROWS_WITH(hardtanh(f, 0.5, 0.25), Contains("min_val cannot be greater"));
+    CHECK_THROWS_WITH(hardtanh_(f, 1, -1), Contains("hardtanh_") && Contains("min_val"));
+    CHECK_THROWS_WITH(hardtanh(tensor({true}), 0, 1), Contains("hardtanh") && Contains("bool"));
+    CHECK_NOTHROW(hardtanh(f, 1.5, 1.5));
+  }
+}

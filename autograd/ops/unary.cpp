@@ -5,7 +5,8 @@
 // result y, whichever its formula reads (exp, sqrt, tanh, sigmoid... read y). Step functions
 // (sign, floor, ceil, round, trunc) have a zero gradient; abs' = sign(x), relu' = (y > 0)
 // (Note [ReLU backward]: a one-pass kernel when no graph is recorded);
-// clamp passes the gradient where min <= x <= max, nan_to_num where x is finite.
+// clamp passes the gradient where min <= x <= max, hardtanh where min_val < x < max_val
+// (PyTorch's hardtanh_backward: 0 on the bounds), nan_to_num where x is finite.
 // Every in-place form runs through inplace_op with its out-of-place twin
 // (Note [In-place on non-leaves] in autograd/inplace.h); it records the same node.
 
@@ -181,6 +182,21 @@ const Tensor& clamp_max_(const Tensor& self, const Scalar& max) {
   return inplace_op(
       "clamp_max_", self, [&] { native::clamp_max_(self, max); },
       [&](const Tensor& old) { return clamp_max(old, max); });
+}
+
+// d hardtanh(x) = g where min_val < x < max_val, 0 on and beyond the bounds (PyTorch's
+// hardtanh_backward; clamp, in contrast, passes g on the bounds).
+Tensor hardtanh(const Tensor& t, const Scalar& min_val, const Scalar& max_val) {
+  return unary_with_input(
+      "HardtanhBackward", t, [&] { return native::hardtanh(t, min_val, max_val); },
+      [min_val, max_val](const Tensor& g, const Tensor& x) {
+        return mul(g, logical_and(gt(x, min_val), lt(x, max_val)));
+      });
+}
+const Tensor& hardtanh_(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  return inplace_op(
+      "hardtanh_", self, [&] { native::hardtanh_(self, min_val, max_val); },
+      [&](const Tensor& old) { return hardtanh(old, min_val, max_val); });
 }
 
 // d nan_to_num(x) = g where x is finite (replaced values are constants).

@@ -31,6 +31,8 @@ const Tensor& clamp_(const Tensor& self, std::optional<Scalar> min,
                      std::optional<Scalar> max = std::nullopt);
 const Tensor& clamp_min_(const Tensor& self, const Scalar& min);
 const Tensor& clamp_max_(const Tensor& self, const Scalar& max);
+Tensor hardtanh(const Tensor& t, const Scalar& min_val = -1, const Scalar& max_val = 1);
+const Tensor& hardtanh_(const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1);
 Tensor nan_to_num(const Tensor& t, std::optional<double> nan = 0.0,
                   std::optional<double> posinf = std::nullopt,
                   std::optional<double> neginf = std::nullopt);

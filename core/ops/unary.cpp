@@ -16,8 +16,8 @@ constexpr const char* kUnaryOps[] = {
     "log2",  "log1p",   "sqrt",       "rsqrt",   "reciprocal", "sin",       "cos",
     "tan",   "tanh",    "sigmoid",    "relu",    "gelu",     "silu",        "softplus",
     "erf",   "floor",   "ceil",       "round",   "trunc",    "pow_scalar",  "clamp",
-    "nan_to_num", "isnan", "isinf",   "isfinite", "logical_not", "bitwise_not"};
-static_assert(sizeof(kUnaryOps) / sizeof(kUnaryOps[0]) == 34);
+    "hardtanh", "nan_to_num", "isnan", "isinf", "isfinite", "logical_not", "bitwise_not"};
+static_assert(sizeof(kUnaryOps) / sizeof(kUnaryOps[0]) == 35);
 const OpFamilyRegistrar registrar("unary", kUnaryOps);
 
 // out = f(a) in a's dtype; `out` undefined: allocated, else written (in place: out is a).
@@ -60,6 +60,17 @@ TensorIter clamp_iter(Tensor& out, const Tensor& a, const std::optional<Scalar>&
                       const std::optional<Scalar>& max, const char* op) {
   EMBER_CHECK(min.has_value() || max.has_value(), op,
               ": at least one of 'min' or 'max' must not be None");
+  EMBER_CHECK(a.dtype() != kBool, op, ": unsupported dtype bool");
+  return TensorIter::unary_op(out, a, op);
+}
+
+TensorIter hardtanh_iter(Tensor& out, const Tensor& a, const Scalar& min_val, const Scalar& max_val,
+                         const char* op) {
+  const bool greater = min_val.is_floating() || max_val.is_floating()
+                           ? min_val.to_double() > max_val.to_double()
+                           : min_val.to_int64() > max_val.to_int64();
+  EMBER_CHECK(!greater, op, ": min_val cannot be greater than max_val (got min_val ", min_val,
+              ", max_val ", max_val, ")");
   EMBER_CHECK(a.dtype() != kBool, op, ": unsupported dtype bool");
   return TensorIter::unary_op(out, a, op);
 }
@@ -143,6 +154,22 @@ const Tensor& native::clamp_min_(const Tensor& self, const Scalar& min) {
 }
 const Tensor& native::clamp_max_(const Tensor& self, const Scalar& max) {
   return native::clamp_(self, std::nullopt, max);
+}
+
+Tensor native::hardtanh(const Tensor& t, const Scalar& min_val, const Scalar& max_val) {
+  Tensor out;
+  TensorIter iter = hardtanh_iter(out, t, min_val, max_val, "hardtanh");
+  hardtanh_stub(iter.device().type, iter, min_val, max_val);
+  iter.cast_outputs();
+  return out;
+}
+const Tensor& native::hardtanh_(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  Tensor out = self;
+  TensorIter iter = hardtanh_iter(out, self, min_val, max_val, "hardtanh_");
+  hardtanh_stub(iter.device().type, iter, min_val, max_val);
+  iter.cast_outputs();
+  self.bump_version();
+  return self;
 }
 
 Tensor native::nan_to_num(const Tensor& t, std::optional<double> nan, std::optional<double> posinf,

@@ -58,6 +58,13 @@ const Tensor& clamp_(const Tensor& self, std::optional<Scalar> min,
 const Tensor& clamp_min_(const Tensor& self, const Scalar& min);
 const Tensor& clamp_max_(const Tensor& self, const Scalar& max);
 
+// min(max(t, min_val), max_val): clamp with both bounds, as torch.nn.functional.hardtanh. Same
+// dtypes and bound conversion as clamp (bool is an error); min_val > max_val is an error.
+// NaN stays NaN. Its derivative differs from clamp's at the bounds: 0 at x == min_val or
+// x == max_val (autograd/ops/unary.cpp).
+Tensor hardtanh(const Tensor& t, const Scalar& min_val = -1, const Scalar& max_val = 1);
+const Tensor& hardtanh_(const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1);
+
 // Replaces NaN by `nan`, +inf by `posinf` and -inf by `neginf`; unset infinities become the
 // largest / lowest finite value of the dtype. Integer and bool tensors are returned as a copy.
 Tensor nan_to_num(const Tensor& t, std::optional<double> nan = 0.0,
@@ -172,6 +179,10 @@ EMBER_DECLARE_DISPATCH(softplus_fn, softplus_stub);
 using clamp_fn = void (*)(TensorIter& iter, const std::optional<Scalar>& min,
                           const std::optional<Scalar>& max);
 EMBER_DECLARE_DISPATCH(clamp_fn, clamp_stub);
+
+// Both bounds set, min_val <= max_val; converted as clamp converts them.
+using hardtanh_fn = void (*)(TensorIter& iter, const Scalar& min_val, const Scalar& max_val);
+EMBER_DECLARE_DISPATCH(hardtanh_fn, hardtanh_stub);
 
 // Unset infinities mean the dtype's largest / lowest finite value.
 using nan_to_num_fn = void (*)(TensorIter& iter, double nan, std::optional<double> posinf,

@@ -138,6 +138,11 @@ void clamp_kernel(TensorIter& iter, const std::optional<Scalar>& min,
   });
 }
 
+// hardtanh is clamp with both bounds, as in PyTorch: the same bounds, loop and math::ClampOp.
+void hardtanh_kernel(TensorIter& iter, const Scalar& min_val, const Scalar& max_val) {
+  clamp_kernel(iter, min_val, max_val);
+}
+
 void nan_to_num_kernel(TensorIter& iter, double nan, std::optional<double> posinf,
                        std::optional<double> neginf) {
   EMBER_DISPATCH_FLOATING(iter.common_dtype(), "nan_to_num", [&] {
@@ -258,6 +263,7 @@ EMBER_REGISTER_KERNEL(bitwise_not_stub, DeviceType::CPU, bitwise_not_kernel);
 EMBER_REGISTER_KERNEL(gelu_stub, DeviceType::CPU, gelu_kernel);
 EMBER_REGISTER_KERNEL(softplus_stub, DeviceType::CPU, softplus_kernel);
 EMBER_REGISTER_KERNEL(clamp_stub, DeviceType::CPU, clamp_kernel);
+EMBER_REGISTER_KERNEL(hardtanh_stub, DeviceType::CPU, hardtanh_kernel);
 EMBER_REGISTER_KERNEL(nan_to_num_stub, DeviceType::CPU, nan_to_num_kernel);
 EMBER_REGISTER_KERNEL(pow_scalar_stub, DeviceType::CPU, pow_scalar_kernel);
 

@@ -178,6 +178,54 @@ std::vector<OpInfo> entries() {
              },
              4.0, same},
 
+      // Integer bounds, so the references hold for every dtype (uint8 saturates the lower
+      // bound -1 to 0, as clamp does). The "bounds" sample holds values exactly on every bound
+      // used here, and (2, 2) / (1, 1) have min_val == max_val.
+      OpInfo{"hardtanh", numeric_dtypes(),
+             [](DType dt) {
+               std::vector<Sample> s = unary_samples(dt, -3, 3);
+               const std::vector<double> v = dt == kUInt8
+                                                 ? std::vector<double>{0, 1, 2, 3}
+                                                 : std::vector<double>{-3, -2, -1, 0, 1, 2, 3};
+               s.push_back({{tensor(v, {static_cast<int64_t>(v.size())}).to(dt)}, "bounds"});
+               return s;
+             },
+             [](const Sample& s) {
+               const Tensor& x = s.args[0];
+               return std::vector<Tensor>{hardtanh(x), hardtanh(x, 0, 2), hardtanh(x, 2, 2),
+                                          hardtanh_(x.clone()), hardtanh_(x.clone(), 1, 1)};
+             },
+             [](const Refs& r) {
+               auto c = [&](double lo, double hi) {
+                 return ref_unary(r[0], [=](double x) { return std::min(std::max(x, lo), hi); });
+               };
+               return Refs{c(-1, 1), c(0, 2), c(2, 2), c(-1, 1), c(1, 1)};
+             },
+             4.0, same, GradSupport::Full,
+             // The "bounds" sample sits on the kinks, where the one-sided slopes differ; the
+             // zero gradient there is tested in tests/test_elementwise.cpp.
+             [](const Sample& s) { return s.note != "bounds"; }},
+      // Floating bounds on floating tensors (exact in every floating dtype).
+      OpInfo{"hardtanh", floating_dtypes(),
+             [](DType dt) {
+               std::vector<Sample> s = unary_samples(dt, -1, 1);
+               s.push_back({{tensor(std::vector<double>{-1, -0.5, 0, 0.25, 0.5, 1}, {6}).to(dt)},
+                            "bounds"});
+               return s;
+             },
+             [](const Sample& s) {
+               const Tensor& x = s.args[0];
+               return std::vector<Tensor>{hardtanh(x, -0.5, 0.5), hardtanh(x, 0.25, 0.25),
+                                          hardtanh_(x.clone(), -0.5, 0.25)};
+             },
+             [](const Refs& r) {
+               auto c = [&](double lo, double hi) {
+                 return ref_unary(r[0], [=](double x) { return std::min(std::max(x, lo), hi); });
+               };
+               return Refs{c(-0.5, 0.5), c(0.25, 0.25), c(-0.5, 0.25)};
+             },
+             4.0, same, GradSupport::Full, [](const Sample& s) { return s.note != "bounds"; }},
+
       OpInfo{"pow_scalar", numeric_dtypes(), [](DType dt) { return unary_samples(dt, -3, 4); },
              [](const Sample& s) {
                const Tensor& x = s.args[0];
