@@ -2,24 +2,21 @@
 // error messages and special values. Values against float64 references for every dtype are in
 // the op table (tests/op_table/unary_ops.cpp, binary_ops.cpp).
 
-#include <catch2/catch.hpp>
+#include <ember/ember.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
-#include <ember/ember.h>
 #include "test_util.h"
 
 using namespace ember;
 using namespace ember::testing;
 using Catch::Contains;
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("elementwise: type promotion", "[elementwise]") {
   Tensor i32 = tensor({1, 2, 3});  // int32
@@ -130,7 +127,9 @@ TEST_CASE("elementwise: in-place ops bump the version and keep self", "[elementw
   CHECK(bumps([&]() -> const Tensor& { return t.clamp_(0, 5); }) == 1);
   CHECK(bumps([&]() -> const Tensor& { return t.neg_(); }) == 1);
   CHECK(bumps([&]() -> const Tensor& { return t.pow_(2); }) == 1);
-  CHECK(bumps([&]() -> const Tensor& { return t.masked_fill_(tensor({true, false, false}), 9); }) == 1);
+  CHECK(bumps([&]() -> const Tensor& {
+          return t.masked_fill_(tensor({true, false, false}), 9);
+        }) == 1);
   CHECK(bumps([&]() -> const Tensor& { return t.lerp_(zeros({3}), 0.5); }) == 1);
   CHECK(bumps([&]() -> const Tensor& { return t.addcmul_(t, t); }) == 1);
   CHECK(bumps([&]() -> const Tensor& { return t.round_(); }) == 1);
@@ -328,9 +327,8 @@ TEST_CASE("elementwise: special values", "[elementwise]") {
           std::vector<double>{1, 0});
   }
   SECTION("nan_to_num defaults to the dtype's extremes") {
-    CHECK(values(nan_to_num(s)) ==
-          std::vector<double>{0, 1, std::numeric_limits<double>::lowest(),
-                              std::numeric_limits<double>::max()});
+    CHECK(values(nan_to_num(s)) == std::vector<double>{0, 1, std::numeric_limits<double>::lowest(),
+                                                       std::numeric_limits<double>::max()});
     CHECK(values(nan_to_num(s.to(kFloat16))) == std::vector<double>{0, 1, -65504, 65504});
     CHECK(values(s.nan_to_num(5.0, 6.0, 7.0)) == std::vector<double>{5, 1, 7, 6});
     CHECK(values(nan_to_num(tensor({3, 4}))) == std::vector<double>{3, 4});

@@ -434,8 +434,8 @@ Tensor softplus(const Tensor& t, const Scalar& beta, const Scalar& threshold) {
 }
 
 // ---- Tensor methods and operators (declared in core/tensor.h) ----------------------------
-#define EMBER_UNARY_METHOD(name)                                      \
-  Tensor Tensor::name() const { return ember::name(*this); }         \
+#define EMBER_UNARY_METHOD(name)                             \
+  Tensor Tensor::name() const { return ember::name(*this); } \
   const Tensor& Tensor::name##_() const { return ember::name##_(*this); }
 EMBER_UNARY_METHOD(neg)
 EMBER_UNARY_METHOD(abs)
@@ -462,7 +462,9 @@ EMBER_UNARY_METHOD(ceil)
 EMBER_UNARY_METHOD(round)
 EMBER_UNARY_METHOD(trunc)
 #undef EMBER_UNARY_METHOD
-Tensor Tensor::gelu(const std::string& approximate) const { return ember::gelu(*this, approximate); }
+Tensor Tensor::gelu(const std::string& approximate) const {
+  return ember::gelu(*this, approximate);
+}
 Tensor Tensor::softplus(const Scalar& beta, const Scalar& threshold) const {
   return ember::softplus(*this, beta, threshold);
 }

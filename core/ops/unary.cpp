@@ -1,9 +1,9 @@
 #include "core/ops/unary.h"
 
 #include "core/op_registry.h"
+#include "core/ops/copy.h"
 #include "core/ops/factory.h"
 #include "core/tensor_iter.h"
-#include "core/ops/copy.h"
 
 namespace ember {
 
@@ -12,16 +12,17 @@ namespace {
 // "pow_scalar" is pow(Tensor, Scalar); pow(Tensor, Tensor) is "pow" in the binary family.
 // "clamp" covers clamp, clamp_min and clamp_max; "gelu" both approximations.
 constexpr const char* kUnaryOps[] = {
-    "neg",   "abs",     "sign",       "exp",     "exp2",     "expm1",       "log",
-    "log2",  "log1p",   "sqrt",       "rsqrt",   "reciprocal", "sin",       "cos",
-    "tan",   "tanh",    "sigmoid",    "relu",    "gelu",     "silu",        "softplus",
-    "erf",   "floor",   "ceil",       "round",   "trunc",    "pow_scalar",  "clamp",
-    "hardtanh", "nan_to_num", "isnan", "isinf", "isfinite", "logical_not", "bitwise_not"};
+    "neg",      "abs",        "sign",    "exp",   "exp2",       "expm1",       "log",
+    "log2",     "log1p",      "sqrt",    "rsqrt", "reciprocal", "sin",         "cos",
+    "tan",      "tanh",       "sigmoid", "relu",  "gelu",       "silu",        "softplus",
+    "erf",      "floor",      "ceil",    "round", "trunc",      "pow_scalar",  "clamp",
+    "hardtanh", "nan_to_num", "isnan",   "isinf", "isfinite",   "logical_not", "bitwise_not"};
 static_assert(sizeof(kUnaryOps) / sizeof(kUnaryOps[0]) == 35);
 const OpFamilyRegistrar registrar("unary", kUnaryOps);
 
 // out = f(a) in a's dtype; `out` undefined: allocated, else written (in place: out is a).
-Tensor same_dtype_out(Tensor out, const Tensor& a, const char* op, const DispatchStub<unary_fn>& stub) {
+Tensor same_dtype_out(Tensor out, const Tensor& a, const char* op,
+                      const DispatchStub<unary_fn>& stub) {
   TensorIter iter = TensorIter::unary_op(out, a, op);
   stub(iter.device().type, iter);
   iter.cast_outputs();
@@ -46,7 +47,8 @@ Tensor bool_out(Tensor out, const Tensor& a, const char* op, const DispatchStub<
 }
 
 // floor, ceil, round, trunc: the identity on integers (PyTorch returns a copy); bool is an error.
-Tensor rounding_out(Tensor out, const Tensor& a, const char* op, const DispatchStub<unary_fn>& stub) {
+Tensor rounding_out(Tensor out, const Tensor& a, const char* op,
+                    const DispatchStub<unary_fn>& stub) {
   EMBER_CHECK(a.dtype() != kBool, op, ": unsupported dtype bool");
   if (is_integral(a.dtype())) {
     if (!out.defined()) return native::clone(a);
@@ -95,36 +97,38 @@ GeluApproximation parse_gelu_approximation(const std::string& approximate) {
 // ---- dtype-preserving ----------------------------------------------------------------------
 
 Tensor native::neg(const Tensor& t) {
-  EMBER_CHECK(t.dtype() != kBool, "neg: negation, the `-` operator, on a bool tensor is not "
-                                  "supported; use logical_not() instead");
+  EMBER_CHECK(t.dtype() != kBool,
+              "neg: negation, the `-` operator, on a bool tensor is not "
+              "supported; use logical_not() instead");
   return same_dtype_out(Tensor(), t, "neg", neg_stub);
 }
 const Tensor& native::neg_(const Tensor& self) {
-  EMBER_CHECK(self.dtype() != kBool, "neg_: negation, the `-` operator, on a bool tensor is not "
-                                     "supported; use logical_not_() instead");
+  EMBER_CHECK(self.dtype() != kBool,
+              "neg_: negation, the `-` operator, on a bool tensor is not "
+              "supported; use logical_not_() instead");
   same_dtype_out(self, self, "neg_", neg_stub);
   self.bump_version();
   return self;
 }
 
-#define EMBER_SAME_DTYPE_UNARY(name)                                                   \
+#define EMBER_SAME_DTYPE_UNARY(name)                                                               \
   Tensor native::name(const Tensor& t) { return same_dtype_out(Tensor(), t, #name, name##_stub); } \
-  const Tensor& native::name##_(const Tensor& self) {                                          \
-    same_dtype_out(self, self, #name "_", name##_stub);                                \
-    self.bump_version();                                                               \
-    return self;                                                                       \
+  const Tensor& native::name##_(const Tensor& self) {                                              \
+    same_dtype_out(self, self, #name "_", name##_stub);                                            \
+    self.bump_version();                                                                           \
+    return self;                                                                                   \
   }
 EMBER_SAME_DTYPE_UNARY(abs)
 EMBER_SAME_DTYPE_UNARY(sign)
 EMBER_SAME_DTYPE_UNARY(relu)
 #undef EMBER_SAME_DTYPE_UNARY
 
-#define EMBER_ROUNDING_UNARY(name)                                                   \
+#define EMBER_ROUNDING_UNARY(name)                                                               \
   Tensor native::name(const Tensor& t) { return rounding_out(Tensor(), t, #name, name##_stub); } \
-  const Tensor& native::name##_(const Tensor& self) {                                        \
-    rounding_out(self, self, #name "_", name##_stub);                                \
-    self.bump_version();                                                             \
-    return self;                                                                     \
+  const Tensor& native::name##_(const Tensor& self) {                                            \
+    rounding_out(self, self, #name "_", name##_stub);                                            \
+    self.bump_version();                                                                         \
+    return self;                                                                                 \
   }
 EMBER_ROUNDING_UNARY(floor)
 EMBER_ROUNDING_UNARY(ceil)
@@ -139,9 +143,14 @@ Tensor native::clamp(const Tensor& t, std::optional<Scalar> min, std::optional<S
   iter.cast_outputs();
   return out;
 }
-Tensor native::clamp_min(const Tensor& t, const Scalar& min) { return native::clamp(t, min, std::nullopt); }
-Tensor native::clamp_max(const Tensor& t, const Scalar& max) { return native::clamp(t, std::nullopt, max); }
-const Tensor& native::clamp_(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+Tensor native::clamp_min(const Tensor& t, const Scalar& min) {
+  return native::clamp(t, min, std::nullopt);
+}
+Tensor native::clamp_max(const Tensor& t, const Scalar& max) {
+  return native::clamp(t, std::nullopt, max);
+}
+const Tensor& native::clamp_(const Tensor& self, std::optional<Scalar> min,
+                             std::optional<Scalar> max) {
   Tensor out = self;
   TensorIter iter = clamp_iter(out, self, min, max, "clamp_");
   clamp_stub(iter.device().type, iter, min, max);
@@ -173,7 +182,7 @@ const Tensor& native::hardtanh_(const Tensor& self, const Scalar& min_val, const
 }
 
 Tensor native::nan_to_num(const Tensor& t, std::optional<double> nan, std::optional<double> posinf,
-                  std::optional<double> neginf) {
+                          std::optional<double> neginf) {
   if (!is_floating(t.dtype())) return native::clone(t);
   Tensor out;
   TensorIter iter = TensorIter::unary_op(out, t, "nan_to_num");
@@ -182,7 +191,7 @@ Tensor native::nan_to_num(const Tensor& t, std::optional<double> nan, std::optio
   return out;
 }
 const Tensor& native::nan_to_num_(const Tensor& self, std::optional<double> nan,
-                          std::optional<double> posinf, std::optional<double> neginf) {
+                                  std::optional<double> posinf, std::optional<double> neginf) {
   if (is_floating(self.dtype())) {
     Tensor out = self;
     TensorIter iter = TensorIter::unary_op(out, self, "nan_to_num_");
@@ -215,12 +224,12 @@ const Tensor& native::pow_(const Tensor& self, const Scalar& exponent) {
 
 // ---- floating math --------------------------------------------------------------------------
 
-#define EMBER_FLOAT_UNARY(name)                                                    \
+#define EMBER_FLOAT_UNARY(name)                                                               \
   Tensor native::name(const Tensor& t) { return float_out(Tensor(), t, #name, name##_stub); } \
-  const Tensor& native::name##_(const Tensor& self) {                                      \
-    float_out(self, self, #name "_", name##_stub);                                 \
-    self.bump_version();                                                           \
-    return self;                                                                   \
+  const Tensor& native::name##_(const Tensor& self) {                                         \
+    float_out(self, self, #name "_", name##_stub);                                            \
+    self.bump_version();                                                                      \
+    return self;                                                                              \
   }
 EMBER_FLOAT_UNARY(exp)
 EMBER_FLOAT_UNARY(exp2)
@@ -272,7 +281,9 @@ Tensor isfinite(const Tensor& t) {
   if (!is_floating(t.dtype())) return ones(t.sizes(), TensorOptions(kBool).device(t.device()));
   return bool_out(Tensor(), t, "isfinite", isfinite_stub);
 }
-Tensor logical_not(const Tensor& t) { return bool_out(Tensor(), t, "logical_not", logical_not_stub); }
+Tensor logical_not(const Tensor& t) {
+  return bool_out(Tensor(), t, "logical_not", logical_not_stub);
+}
 const Tensor& logical_not_(const Tensor& self) {
   bool_out(self, self, "logical_not_", logical_not_stub);
   self.bump_version();
@@ -294,7 +305,8 @@ const Tensor& bitwise_not_(const Tensor& self) {
   return self;
 }
 
-// ---- Tensor methods and operators of the ops above -------------------------------------------------------------
+// ---- Tensor methods and operators of the ops above
+// -------------------------------------------------------------
 
 Tensor Tensor::logical_not() const { return ember::logical_not(*this); }
 const Tensor& Tensor::logical_not_() const { return ember::logical_not_(*this); }

@@ -1,10 +1,11 @@
 // CPU kernels for the unary element-wise ops: each applies a kernels/math/unary.h functor
 // through cpu_kernel. Operand 0 is the output, operand 1 the input.
 
+#include "core/ops/unary.h"
+
 #include <cmath>
 #include <limits>
 
-#include "core/ops/unary.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/math/convert.h"
 #include "kernels/math/unary.h"
@@ -18,16 +19,14 @@ namespace {
 template <class scalar_t, class Op>
 void apply_float(TensorIter& iter, Op op) {
   using M = opmath_t<scalar_t>;
-  cpu_kernel(iter, [op](scalar_t x) -> scalar_t {
-    return static_cast<scalar_t>(op(static_cast<M>(x)));
-  });
+  cpu_kernel(iter,
+             [op](scalar_t x) -> scalar_t { return static_cast<scalar_t>(op(static_cast<M>(x))); });
 }
 
 template <template <class> class Op>
 void float_unary_kernel(TensorIter& iter) {
-  EMBER_DISPATCH_FLOATING(iter.common_dtype(), iter.op_name(), [&] {
-    apply_float<scalar_t>(iter, Op<opmath_t<scalar_t>>{});
-  });
+  EMBER_DISPATCH_FLOATING(iter.common_dtype(), iter.op_name(),
+                          [&] { apply_float<scalar_t>(iter, Op<opmath_t<scalar_t>>{}); });
 }
 
 #define EMBER_FLOAT_UNARY_KERNEL(name, Op) \
@@ -76,12 +75,10 @@ void relu_kernel(TensorIter& iter) {
 }
 
 void bitwise_not_kernel(TensorIter& iter) {
-  EMBER_DISPATCH_SWITCH(iter.common_dtype(), "bitwise_not",
-                        EMBER_CASES_INTEGRAL([&] {
-                          cpu_kernel(iter, math::BitwiseNotOp<scalar_t>{});
-                        }) EMBER_CASES_BOOL([&] {
-                          cpu_kernel(iter, math::BitwiseNotOp<scalar_t>{});
-                        }));
+  EMBER_DISPATCH_SWITCH(
+      iter.common_dtype(), "bitwise_not", EMBER_CASES_INTEGRAL([&] {
+        cpu_kernel(iter, math::BitwiseNotOp<scalar_t>{});
+      }) EMBER_CASES_BOOL([&] { cpu_kernel(iter, math::BitwiseNotOp<scalar_t>{}); }));
 }
 
 void gelu_kernel(TensorIter& iter, GeluApproximation approximate) {
@@ -110,7 +107,8 @@ T integer_bound(const Scalar& s, bool is_lower) {
   const double hi = static_cast<double>(std::numeric_limits<T>::max());
   if (s.is_floating()) {
     double v = s.to_double();
-    if (std::isnan(v)) return is_lower ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    if (std::isnan(v))
+      return is_lower ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
     v = is_lower ? std::ceil(v) : std::floor(v);
     if (v <= lo) return std::numeric_limits<T>::lowest();
     if (v >= hi) return std::numeric_limits<T>::max();
@@ -150,9 +148,9 @@ void nan_to_num_kernel(TensorIter& iter, double nan, std::optional<double> posin
     // The defaults are the dtype's own extremes (65504 for float16), exact in M.
     const M big = static_cast<M>(std::numeric_limits<scalar_t>::max());
     const M low = static_cast<M>(std::numeric_limits<scalar_t>::lowest());
-    apply_float<scalar_t>(iter, math::NanToNumOp<M>{static_cast<M>(nan),
-                                                    posinf ? static_cast<M>(*posinf) : big,
-                                                    neginf ? static_cast<M>(*neginf) : low});
+    apply_float<scalar_t>(
+        iter, math::NanToNumOp<M>{static_cast<M>(nan), posinf ? static_cast<M>(*posinf) : big,
+                                  neginf ? static_cast<M>(*neginf) : low});
   });
 }
 

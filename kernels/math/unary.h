@@ -35,11 +35,24 @@ EMBER_HOST_DEVICE constexpr T wrapping_neg(T x) {
 }
 
 // The unsigned integer type of a given size, for bit-level selects.
-template <size_t N> struct uint_of;
-template <> struct uint_of<1> { using type = uint8_t; };
-template <> struct uint_of<2> { using type = uint16_t; };
-template <> struct uint_of<4> { using type = uint32_t; };
-template <> struct uint_of<8> { using type = uint64_t; };
+template <size_t N>
+struct uint_of;
+template <>
+struct uint_of<1> {
+  using type = uint8_t;
+};
+template <>
+struct uint_of<2> {
+  using type = uint16_t;
+};
+template <>
+struct uint_of<4> {
+  using type = uint32_t;
+};
+template <>
+struct uint_of<8> {
+  using type = uint64_t;
+};
 
 // cond ? a : b without a branch, for any element type (Half included): the bits of a and b are
 // blended with an all-ones / all-zeros mask. A data-dependent condition (where, masked_fill with
@@ -155,9 +168,9 @@ struct BitwiseNotOp {
 
 // ---- floating-point math (computing type M) ------------------------------------------------
 
-#define EMBER_FLOAT_UNARY_FUNCTOR(Name, expr)                     \
-  template <class M>                                              \
-  struct Name {                                                   \
+#define EMBER_FLOAT_UNARY_FUNCTOR(Name, expr)                    \
+  template <class M>                                             \
+  struct Name {                                                  \
     EMBER_HOST_DEVICE M operator()(M x) const { return (expr); } \
   };
 
@@ -184,16 +197,15 @@ EMBER_FLOAT_UNARY_FUNCTOR(GeluOp, M(0.5) * x * (M(1) + std::erf(x * M(0.70710678
 // GELU, tanh approximation: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), computed
 // as x * sigmoid(2u) (the same function: 0.5 (1 + tanh(u)) = 1 / (1 + e^-2u)), because exp is
 // several times cheaper than tanh. Saturates correctly: e^-2u = inf gives -0, e^-2u = 0 gives x.
-EMBER_FLOAT_UNARY_FUNCTOR(GeluTanhOp,
-                          x / (M(1) + std::exp(M(-1.5957691216057307118) *
-                                               (x + M(0.044715) * x * x * x))))
+EMBER_FLOAT_UNARY_FUNCTOR(GeluTanhOp, x / (M(1) + std::exp(M(-1.5957691216057307118) *
+                                                           (x + M(0.044715) * x * x * x))))
 EMBER_FLOAT_UNARY_FUNCTOR(FloorOp, std::floor(x))
 EMBER_FLOAT_UNARY_FUNCTOR(CeilOp, std::ceil(x))
 // Round half to even (the default floating-point rounding mode), like PyTorch and NumPy.
 EMBER_FLOAT_UNARY_FUNCTOR(RoundOp, std::nearbyint(x))
 EMBER_FLOAT_UNARY_FUNCTOR(TruncOp, std::trunc(x))
-EMBER_FLOAT_UNARY_FUNCTOR(SquareOp, x * x)
-EMBER_FLOAT_UNARY_FUNCTOR(CubeOp, x * x * x)
+EMBER_FLOAT_UNARY_FUNCTOR(SquareOp, x* x)
+EMBER_FLOAT_UNARY_FUNCTOR(CubeOp, x* x* x)
 EMBER_FLOAT_UNARY_FUNCTOR(InvSquareOp, M(1) / (x * x))
 
 #undef EMBER_FLOAT_UNARY_FUNCTOR

@@ -13,7 +13,6 @@
 namespace ember::testing {
 namespace {
 
-
 DType float_result(DType dt) { return is_floating(dt) ? dt : kFloat32; }
 DType same(DType dt) { return dt; }
 DType to_bool(DType) { return kBool; }
@@ -23,14 +22,19 @@ Tensor float_copy(const Tensor& t) { return t.is_floating_point() ? t.clone() : 
 
 // A floating-math entry: functional and in-place forms against `ref`, values in [lo, hi).
 OpInfo float_unary(const char* name, Tensor (*fn)(const Tensor&),
-                   const Tensor& (*fn_)(const Tensor&), double (*ref)(double), double lo,
-                   double hi, double tol_scale = 4.0) {
-  OpInfo op{name, all_dtypes(), [lo, hi](DType dt) { return unary_samples(dt, lo, hi); },
+                   const Tensor& (*fn_)(const Tensor&), double (*ref)(double), double lo, double hi,
+                   double tol_scale = 4.0) {
+  OpInfo op{name,
+            all_dtypes(),
+            [lo, hi](DType dt) { return unary_samples(dt, lo, hi); },
             [fn, fn_](const Sample& s) {
               return std::vector<Tensor>{fn(s.args[0]), fn_(float_copy(s.args[0]))};
             },
-            [ref](const Refs& r) { return Refs{ref_unary(r[0], ref), ref_unary(r[0], ref)}; },
-            tol_scale, float_result};
+            [ref](const Refs& r) {
+              return Refs{ref_unary(r[0], ref), ref_unary(r[0], ref)};
+            },
+            tol_scale,
+            float_result};
   return op;
 }
 
@@ -52,13 +56,17 @@ double ref_sign(double x) { return static_cast<double>((0 < x) - (x < 0)); }
 OpInfo same_dtype_unary(const char* name, std::vector<DType> dtypes, Tensor (*fn)(const Tensor&),
                         const Tensor& (*fn_)(const Tensor&), double (*ref)(double),
                         double lo = -3.0, double hi = 3.0) {
-  return OpInfo{name, std::move(dtypes),
+  return OpInfo{name,
+                std::move(dtypes),
                 [lo, hi](DType dt) { return unary_samples(dt, lo, hi); },
                 [fn, fn_](const Sample& s) {
                   return std::vector<Tensor>{fn(s.args[0]), fn_(s.args[0].clone())};
                 },
-                [ref](const Refs& r) { return Refs{ref_unary(r[0], ref), ref_unary(r[0], ref)}; },
-                4.0, same};
+                [ref](const Refs& r) {
+                  return Refs{ref_unary(r[0], ref), ref_unary(r[0], ref)};
+                },
+                4.0,
+                same};
 }
 
 // unary_samples plus a sample holding NaN, +-inf and ordinary values (floating dtypes).
@@ -66,8 +74,8 @@ std::vector<Sample> special_samples(DType dt) {
   std::vector<Sample> s = unary_samples(dt);
   if (is_floating(dt)) {
     const double inf = std::numeric_limits<double>::infinity();
-    Tensor t = tensor(std::vector<double>{std::nan(""), inf, -inf, 1.5, -2.0, 0.0, -0.0}, {7})
-                   .to(dt);
+    Tensor t =
+        tensor(std::vector<double>{std::nan(""), inf, -inf, 1.5, -2.0, 0.0, -0.0}, {7}).to(dt);
     s.push_back({{t}, "NaN and infinities"});
     s.push_back({{noncontiguous(t.view({7, 1}).expand({7, 2}).contiguous())},
                  "NaN and infinities, non-contiguous"});
@@ -77,37 +85,55 @@ std::vector<Sample> special_samples(DType dt) {
 
 double largest(DType dt) {
   switch (dt) {
-    case kFloat16: return 65504.0;
-    case kBFloat16: return static_cast<float>(std::numeric_limits<BFloat16>::max());
-    case kFloat32: return std::numeric_limits<float>::max();
-    default: return std::numeric_limits<double>::max();
+    case kFloat16:
+      return 65504.0;
+    case kBFloat16:
+      return static_cast<float>(std::numeric_limits<BFloat16>::max());
+    case kFloat32:
+      return std::numeric_limits<float>::max();
+    default:
+      return std::numeric_limits<double>::max();
   }
 }
 
 std::vector<OpInfo> entries() {
   std::vector<OpInfo> v = {
-      float_unary("exp", exp, exp_, [](double x) { return std::exp(x); }, -3, 3),
-      float_unary("exp2", exp2, exp2_, [](double x) { return std::exp2(x); }, -3, 3),
-      float_unary("expm1", expm1, expm1_, [](double x) { return std::expm1(x); }, -2, 2),
-      float_unary("log", log, log_, [](double x) { return std::log(x); }, 0.05, 4),
-      float_unary("log2", log2, log2_, [](double x) { return std::log2(x); }, 0.05, 4),
-      float_unary("log1p", log1p, log1p_, [](double x) { return std::log1p(x); }, -0.9, 4),
-      float_unary("sqrt", sqrt, sqrt_, [](double x) { return std::sqrt(x); }, 0.0, 4),
+      float_unary(
+          "exp", exp, exp_, [](double x) { return std::exp(x); }, -3, 3),
+      float_unary(
+          "exp2", exp2, exp2_, [](double x) { return std::exp2(x); }, -3, 3),
+      float_unary(
+          "expm1", expm1, expm1_, [](double x) { return std::expm1(x); }, -2, 2),
+      float_unary(
+          "log", log, log_, [](double x) { return std::log(x); }, 0.05, 4),
+      float_unary(
+          "log2", log2, log2_, [](double x) { return std::log2(x); }, 0.05, 4),
+      float_unary(
+          "log1p", log1p, log1p_, [](double x) { return std::log1p(x); }, -0.9, 4),
+      float_unary(
+          "sqrt", sqrt, sqrt_, [](double x) { return std::sqrt(x); }, 0.0, 4),
       float_unary("rsqrt", rsqrt, rsqrt_, ref_rsqrt, 0.05, 4),
       float_unary("reciprocal", reciprocal, reciprocal_, ref_reciprocal, 0.1, 3),
-      float_unary("sin", sin, sin_, [](double x) { return std::sin(x); }, -4, 4),
-      float_unary("cos", cos, cos_, [](double x) { return std::cos(x); }, -4, 4),
-      float_unary("tan", tan, tan_, [](double x) { return std::tan(x); }, -1.4, 1.4),
-      float_unary("tanh", tanh, tanh_, [](double x) { return std::tanh(x); }, -3, 3),
+      float_unary(
+          "sin", sin, sin_, [](double x) { return std::sin(x); }, -4, 4),
+      float_unary(
+          "cos", cos, cos_, [](double x) { return std::cos(x); }, -4, 4),
+      float_unary(
+          "tan", tan, tan_, [](double x) { return std::tan(x); }, -1.4, 1.4),
+      float_unary(
+          "tanh", tanh, tanh_, [](double x) { return std::tanh(x); }, -3, 3),
       float_unary("sigmoid", sigmoid, sigmoid_, ref_sigmoid, -6, 6),
       float_unary("silu", silu, silu_, ref_silu, -6, 6),
-      float_unary("erf", erf, erf_, [](double x) { return std::erf(x); }, -3, 3),
+      float_unary(
+          "erf", erf, erf_, [](double x) { return std::erf(x); }, -3, 3),
 
       OpInfo{"gelu", all_dtypes(), [](DType dt) { return unary_samples(dt, -4, 4); },
              [](const Sample& s) {
                return std::vector<Tensor>{gelu(s.args[0]), s.args[0].gelu("tanh")};
              },
-             [](const Refs& r) { return Refs{ref_unary(r[0], ref_gelu), ref_unary(r[0], ref_gelu_tanh)}; },
+             [](const Refs& r) {
+               return Refs{ref_unary(r[0], ref_gelu), ref_unary(r[0], ref_gelu_tanh)};
+             },
              4.0, float_result},
       OpInfo{"softplus", all_dtypes(), [](DType dt) { return unary_samples(dt, -3, 3); },
              [](const Sample& s) {
@@ -120,8 +146,8 @@ std::vector<OpInfo> entries() {
              4.0, float_result},
 
       // uint8 has its own neg entry below (wrap-around).
-      same_dtype_unary("neg", {kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64}, neg,
-                       neg_, [](double x) { return -x; }),
+      same_dtype_unary("neg", {kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64}, neg, neg_,
+                       [](double x) { return -x; }),
       same_dtype_unary("abs", numeric_dtypes(), abs, abs_, [](double x) { return std::abs(x); }),
       same_dtype_unary("sign", all_dtypes(), sign, sign_, ref_sign),
       same_dtype_unary("relu", numeric_dtypes(), relu, relu_,
@@ -136,18 +162,21 @@ std::vector<OpInfo> entries() {
       same_dtype_unary("trunc", numeric_dtypes(), trunc, trunc_,
                        [](double x) { return std::trunc(x); }),
 
-      OpInfo{"neg", {kUInt8}, [](DType dt) { return unary_samples(dt, 0, 255); },
+      OpInfo{"neg",
+             {kUInt8},
+             [](DType dt) { return unary_samples(dt, 0, 255); },
              [](const Sample& s) { return std::vector<Tensor>{-s.args[0]}; },
              [](const Refs& r) {
                return Refs{ref_unary(r[0], [](double x) { return x == 0 ? 0.0 : 256.0 - x; })};
              },
-             4.0, same},
-      OpInfo{"round", {kFloat16, kBFloat16, kFloat32, kFloat64},
+             4.0,
+             same},
+      OpInfo{"round",
+             {kFloat16, kBFloat16, kFloat32, kFloat64},
              [](DType dt) {
                // Exact halves: round half to even.
                return std::vector<Sample>{
-                   {{tensor(std::vector<double>{-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 4.5},
-                            {8})
+                   {{tensor(std::vector<double>{-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 4.5}, {8})
                          .to(dt)},
                     "halves"}};
              },
@@ -155,7 +184,9 @@ std::vector<OpInfo> entries() {
              [](const Refs& r) {
                return Refs{ref_unary(r[0], [](double x) { return std::nearbyint(x); })};
              },
-             4.0, same, GradSupport::Full,
+             4.0,
+             same,
+             GradSupport::Full,
              // Every value sits on a jump of round(): no derivative there for gradcheck to
              // measure (the "round" entry above checks the zero gradient elsewhere).
              [](const Sample&) { return false; }},
@@ -164,9 +195,10 @@ std::vector<OpInfo> entries() {
       OpInfo{"clamp", numeric_dtypes(), [](DType dt) { return unary_samples(dt, -4, 5); },
              [](const Sample& s) {
                const Tensor& x = s.args[0];
-               return std::vector<Tensor>{clamp(x, -1, 2), clamp_min(x, 1), x.clamp_max(3),
-                                          x.clamp(std::nullopt, 0), x.clone().clamp_(1, 3),
-                                          x.clone().clamp_min_(2), x.clone().clamp_max_(1)};
+               return std::vector<Tensor>{clamp(x, -1, 2),        clamp_min(x, 1),
+                                          x.clamp_max(3),         x.clamp(std::nullopt, 0),
+                                          x.clone().clamp_(1, 3), x.clone().clamp_min_(2),
+                                          x.clone().clamp_max_(1)};
              },
              [](const Refs& r) {
                auto c = [&](double lo, double hi) {
@@ -240,15 +272,19 @@ std::vector<OpInfo> entries() {
              },
              4.0, same},
       // bool ** int is int64, as result_type(bool tensor, int) says.
-      OpInfo{"pow_scalar", {kBool}, [](DType dt) { return unary_samples(dt); },
+      OpInfo{"pow_scalar",
+             {kBool},
+             [](DType dt) { return unary_samples(dt); },
              [](const Sample& s) { return std::vector<Tensor>{pow(s.args[0], 3)}; },
-             [](const Refs& r) { return Refs{r[0]}; }, 4.0, [](DType) { return kInt64; }},
+             [](const Refs& r) { return Refs{r[0]}; },
+             4.0,
+             [](DType) { return kInt64; }},
       // Floating exponents (each special-cased exponent and a general one) on positive values.
       OpInfo{"pow_scalar", floating_dtypes(), [](DType dt) { return unary_samples(dt, 0.2, 3); },
              [](const Sample& s) {
                const Tensor& x = s.args[0];
-               return std::vector<Tensor>{pow(x, 0.5), pow(x, -0.5), pow(x, -1), pow(x, -2.0),
-                                          pow(x, 1.7), x.clone().pow_(-0.25)};
+               return std::vector<Tensor>{pow(x, 0.5),  pow(x, -0.5), pow(x, -1),
+                                          pow(x, -2.0), pow(x, 1.7),  x.clone().pow_(-0.25)};
              },
              [](const Refs& r) {
                auto p = [&](double e) {
@@ -291,44 +327,55 @@ std::vector<OpInfo> entries() {
              },
              4.0, to_bool},
       // In place, self keeps its dtype and holds 1 / 0.
-      OpInfo{"logical_not", {kInt32, kFloat32},
+      OpInfo{"logical_not",
+             {kInt32, kFloat32},
              [](DType dt) { return unary_samples(dt, -1, 1); },
              [](const Sample& s) { return std::vector<Tensor>{s.args[0].clone().logical_not_()}; },
              [](const Refs& r) {
                return Refs{ref_unary(r[0], [](double x) { return double(x == 0); })};
              },
-             4.0, same},
+             4.0,
+             same},
   };
 
   // Per-dtype references.
   for (DType dt : integral_dtypes(/*include_bool=*/true)) {
     double (*ref)(double) = nullptr;
-    if (dt == kBool) ref = [](double x) { return 1.0 - x; };
-    else if (dt == kUInt8) ref = [](double x) { return 255.0 - x; };
-    else ref = [](double x) { return -x - 1.0; };  // two's complement
+    if (dt == kBool)
+      ref = [](double x) { return 1.0 - x; };
+    else if (dt == kUInt8)
+      ref = [](double x) { return 255.0 - x; };
+    else
+      ref = [](double x) { return -x - 1.0; };  // two's complement
     v.push_back(same_dtype_unary("bitwise_not", {dt}, bitwise_not, bitwise_not_, ref, -50, 50));
-    v.push_back(OpInfo{"bitwise_not", {dt}, [](DType d) { return unary_samples(d, -50, 50); },
+    v.push_back(OpInfo{"bitwise_not",
+                       {dt},
+                       [](DType d) { return unary_samples(d, -50, 50); },
                        [](const Sample& s) { return std::vector<Tensor>{~s.args[0]}; },
-                       [ref](const Refs& r) { return Refs{ref_unary(r[0], ref)}; }, 4.0, same});
+                       [ref](const Refs& r) { return Refs{ref_unary(r[0], ref)}; },
+                       4.0,
+                       same});
   }
   for (DType dt : floating_dtypes()) {
     const double big = largest(dt);
-    v.push_back(OpInfo{
-        "nan_to_num", {dt}, special_samples,
-        [](const Sample& s) {
-          const Tensor& x = s.args[0];
-          return std::vector<Tensor>{nan_to_num(x), x.nan_to_num(1.0, 2.0, -3.0),
-                                     x.clone().nan_to_num_(std::nullopt, 7.0)};
-        },
-        [big](const Refs& r) {
-          auto f = [&](double nan, double pos, double negv) {
-            return ref_unary(r[0], [=](double x) {
-              return std::isnan(x) ? nan : std::isinf(x) ? (x > 0 ? pos : negv) : x;
-            });
-          };
-          return Refs{f(0, big, -big), f(1, 2, -3), f(0, 7, -big)};
-        },
-        4.0, same});
+    v.push_back(OpInfo{"nan_to_num",
+                       {dt},
+                       special_samples,
+                       [](const Sample& s) {
+                         const Tensor& x = s.args[0];
+                         return std::vector<Tensor>{nan_to_num(x), x.nan_to_num(1.0, 2.0, -3.0),
+                                                    x.clone().nan_to_num_(std::nullopt, 7.0)};
+                       },
+                       [big](const Refs& r) {
+                         auto f = [&](double nan, double pos, double negv) {
+                           return ref_unary(r[0], [=](double x) {
+                             return std::isnan(x) ? nan : std::isinf(x) ? (x > 0 ? pos : negv) : x;
+                           });
+                         };
+                         return Refs{f(0, big, -big), f(1, 2, -3), f(0, 7, -big)};
+                       },
+                       4.0,
+                       same});
   }
   v.push_back(OpInfo{"nan_to_num", integral_dtypes(true),
                      [](DType dt) { return unary_samples(dt); },
