@@ -12,7 +12,8 @@
 using namespace ember;
 using namespace ember::testing;
 
-TEST_CASE("core: every op of core's families has an op-table entry", "[core][op_table]") {
+TEST_CASE("op table on the native layer: every op of core's families has an entry",
+          "[core][op_table]") {
   check_registry_coverage();
   // Only core's families are linked here: the nn families register from ember_nn.
   for (const OpFamily& f : registered_op_families()) {
@@ -21,7 +22,8 @@ TEST_CASE("core: every op of core's families has an op-table entry", "[core][op_
   }
 }
 
-TEST_CASE("core: op table forward on the native layer", "[core][op_table]") {
+TEST_CASE("op table on the native layer: forward matches the float64 reference",
+          "[core][op_table]") {
   REQUIRE(!op_table().empty());
   const std::vector<Device> devices = op_table_devices();
   for (const OpInfo& op : op_table()) {
