@@ -59,8 +59,9 @@ bool can_cast(DType from, DType to);
 
 class TensorIterConfig;
 
-// NOLINTNEXTLINE(bugprone-reserved-identifier): clang-tidy 14 names the loop variable of the
-// implicit copy constructor's array-member copy (__i0); no identifier of ours is reserved.
+// clang-tidy 14 reports the loop variable of the implicit copy constructor's array-member copy
+// (__i0) as a reserved identifier of ours; none is.
+// NOLINTNEXTLINE(bugprone-reserved-identifier)
 class TensorIter {
  public:
   static constexpr int kMaxOperands = 8;
