@@ -8,9 +8,9 @@
 //
 //   Stream s = new_stream(Device("cuda:0"));
 //   {
-//     StreamGuard g(s);            // s becomes cuda:0's current stream (and cuda:0 the current
-//     device) Event start(DeviceType::CUDA, /*enable_timing=*/true), stop(DeviceType::CUDA, true);
-//     start.record();              // on the current stream
+//     StreamGuard g(s);  // s becomes cuda:0's current stream (and cuda:0 the current device)
+//     Event start(DeviceType::CUDA, /*enable_timing=*/true), stop(DeviceType::CUDA, true);
+//     start.record();    // on the current stream
 //     ... ops on cuda:0 queue on s ...
 //     stop.record();
 //     stop.synchronize();

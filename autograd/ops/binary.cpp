@@ -307,8 +307,7 @@ const Tensor& atan2_(const Tensor& self, const Tensor& b) {
       [&](const Tensor& old) { return atan2(old, b); }, b);
 }
 
-// ---- where, lerp, addcmul, addcdiv, masked_fill
-// --------------------------------------------------
+// ---- where, lerp, addcmul, addcdiv, masked_fill -------------------------------------------------
 
 // d where(c, a, b) = where(c, g, 0), where(c, 0, g); the condition gets no gradient.
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {

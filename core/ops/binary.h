@@ -81,8 +81,7 @@ Tensor gt(const Tensor& a, const Scalar& b);
 Tensor ge(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Scalar& b);
 
-// ---- logical (any dtypes, bool result; non-zero is true)
-// ------------------------------------------
+// ---- logical (any dtypes, bool result; non-zero is true) ----------------------------------------
 Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
 Tensor logical_xor(const Tensor& a, const Tensor& b);

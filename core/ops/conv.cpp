@@ -164,8 +164,7 @@ Tensor native::col2im(const Tensor& input, const Shape& output_size, const Shape
   return unbatch_like(out, input, 3);
 }
 
-// ---- conv2d
-// --------------------------------------------------------------------------------------
+// ---- conv2d -------------------------------------------------------------------------------------
 namespace {
 // Checks conv2d's arguments (input (C, H, W) or (N, C, H, W)) and returns its geometry.
 Window2d conv2d_window(const char* op, const Tensor& input, const Tensor& weight,

@@ -305,8 +305,7 @@ const Tensor& bitwise_not_(const Tensor& self) {
   return self;
 }
 
-// ---- Tensor methods and operators of the ops above
-// -------------------------------------------------------------
+// ---- Tensor methods and operators of the ops above ----------------------------------------------
 
 Tensor Tensor::logical_not() const { return ember::logical_not(*this); }
 const Tensor& Tensor::logical_not_() const { return ember::logical_not_(*this); }

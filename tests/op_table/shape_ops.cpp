@@ -269,8 +269,7 @@ RefTensor ref_roll(const RefTensor& in, const Shape& shifts, const Shape& dims) 
   });
 }
 
-// ---- pad / tril / triu
-// ----------------------------------------------------------------------------
+// ---- pad / tril / triu --------------------------------------------------------------------------
 
 // mode: "constant" (value 1), "reflect", "replicate", "circular".
 RefTensor ref_pad(const RefTensor& in, const Shape& pad, const std::string& mode) {
