@@ -122,12 +122,15 @@ struct FamilyGradcheck final : Catch::ITestInvoker {
 };
 
 const bool families_registered = [] {
-  static std::deque<std::string> names;  // Catch keeps references to the names
+  // Catch keeps references to the names, and its registrars live as long as the program, as
+  // TEST_CASE's static ones do: both are statics here (a deque never moves its elements). The
+  // registry owns each invoker.
+  static std::deque<std::string> names;
+  static std::deque<Catch::AutoReg> registrars;
   for (const OpFamily& f : registered_op_families()) {
     names.push_back("op table gradcheck: " + f.family);
-    // Catch2's registrar objects live as long as the program, as TEST_CASE's static ones do.
-    new Catch::AutoReg(new FamilyGradcheck(f.family), CATCH_INTERNAL_LINEINFO, "",
-                       Catch::NameAndTags{names.back(), "[op_table][autograd]"});
+    registrars.emplace_back(new FamilyGradcheck(f.family), CATCH_INTERNAL_LINEINFO, "",
+                            Catch::NameAndTags{names.back(), "[op_table][autograd]"});
   }
   return true;
 }();
