@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "core/mem_overlap.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
 
@@ -51,6 +52,10 @@ TensorIterConfig& TensorIterConfig::check_all_same_device(bool v) {
   same_device_ = v;
   return *this;
 }
+TensorIterConfig& TensorIterConfig::check_mem_overlap(bool v) {
+  check_overlap_ = v;
+  return *this;
+}
 
 // Note [Per-op overhead]
 // An op on a few elements is all bookkeeping, so build() avoids heap allocations: operands
@@ -79,6 +84,16 @@ TensorIter TensorIterConfig::build() {
   for (int i = 0; i < nout_; ++i) take_device(outputs_[i]);
   for (int i = 0; i < nin_; ++i) take_device(inputs_[i]);
   it.device_ = device;
+
+  // Writes over overlapping memory (Note [Writes over overlapping memory] in
+  // core/mem_overlap.h): only outputs the caller gave can overlap anything.
+  if (check_overlap_) {
+    for (int i = 0; i < nout_; ++i) {
+      if (!outputs_[i].defined()) continue;
+      assert_no_internal_overlap(outputs_[i], op_);
+      for (int j = 0; j < nin_; ++j) assert_no_partial_overlap(outputs_[i], inputs_[j], op_);
+    }
+  }
 
   // 2. Shape: the broadcast of the inputs (or the static shape).
   Shape shape;
@@ -199,10 +214,10 @@ TensorIter TensorIterConfig::build() {
       strides[perm[k]] = st;
       st *= std::max<int64_t>(shape[perm[k]], 1);
     }
-    int64_t n = 1;
-    for (int64_t sz : shape) n *= sz;
-    Storage storage = make_storage(static_cast<size_t>(n) * itemsize(out_dtype), it.device_);
-    it.ops_[i].tensor = make_tensor(std::move(storage), shape, std::move(strides), 0, out_dtype);
+    const int64_t n = shape_numel(shape, op_);
+    Storage storage = make_storage(storage_nbytes(n, out_dtype, op_), it.device_);
+    it.ops_[i].tensor =
+        make_tensor(std::move(storage), shape, std::move(strides), 0, out_dtype, op_);
     set_strides(it.ops_[i]);
   }
   DimVector new_shape(nd, 0);

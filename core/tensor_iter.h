@@ -170,6 +170,11 @@ class TensorIterConfig {
   // With false, operands may live on different devices (a copy between devices; the kernel of
   // the device pair knows how to reach both). The iterator's device() is then output 0's.
   TensorIterConfig& check_all_same_device(bool v = true);
+  // With true (the default), build() refuses an output that overlaps itself or partly overlaps
+  // an input (Note [Writes over overlapping memory] in core/mem_overlap.h). Only kernels that
+  // write through a deliberately restrided view (scatter's self with stride 0 along the
+  // scattered dim) turn it off, after checking the user's tensors themselves.
+  TensorIterConfig& check_mem_overlap(bool v = true);
 
   TensorIter build();
 
@@ -178,6 +183,7 @@ class TensorIterConfig {
   Tensor outputs_[TensorIter::kMaxOperands], inputs_[TensorIter::kMaxOperands];
   int nout_ = 0, nin_ = 0;
   bool promote_ = false, int_to_float_ = false, same_dtype_ = false, same_device_ = true;
+  bool check_overlap_ = true;
   std::optional<DType> output_dtype_;
   std::optional<Shape> static_shape_;
 };

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/mem_overlap.h"
 #include "core/op_registry.h"
 #include "core/ops/factory.h"
 #include "core/tensor_iter.h"
@@ -18,6 +19,10 @@ const Tensor& native::copy_(const Tensor& dst, const Tensor& src) {
   EMBER_CHECK(dst.defined() && src.defined(), "copy_: undefined tensor");
   dst.bump_version();
   if (dst.numel() == 0) return dst;
+  // Note [Writes over overlapping memory] in core/mem_overlap.h: checked here too, because the
+  // fast path below does not build a TensorIter.
+  assert_no_internal_overlap(dst, "copy_");
+  assert_no_partial_overlap(dst, src, "copy_");
   // Fast path: same dtype, same device, both contiguous, same shape.
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() &&
       dst.sizes() == src.sizes() && dst.is_cpu() && src.is_cpu()) {

@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/mem_overlap.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
 #include "core/ops/index.h"
@@ -196,6 +197,8 @@ const Tensor& native::index_put_(const Tensor& self, const std::vector<Tensor>& 
   check_same_device(self, values, op, "values");
   EMBER_CHECK(values.dtype() == self.dtype(), op, ": expected values to have the dtype of self (",
               dtype_name(self.dtype()), "), got ", dtype_name(values.dtype()));
+  check_scatter_overlap(self, Tensor(), values, op);
+  for (const Tensor& index : indices) assert_no_overlap(self, index, op);
   AdvancedIndex ai = make_advanced_index(self, indices, op);
   EMBER_CHECK(broadcastable_to(values.sizes(), ai.shape), op, ": values of shape ",
               shape_str(values.sizes()), " cannot be broadcast to the indexed shape ",

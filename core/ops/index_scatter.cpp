@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "core/mem_overlap.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
 #include "core/ops/index.h"
@@ -20,13 +21,25 @@ namespace index_detail {
 void run_scatter(const Tensor& self, const Tensor& src, const Tensor& index, const Shape& shape,
                  const IndexAxis& axis, const ScatterLoop& loop, ScatterReduce reduce,
                  const Scalar& alpha, const char* op) {
+  // self is a restrided view (stride 0 along the walked dim), so the overlap checks are the
+  // callers': check_scatter_overlap on the user's tensors.
   TensorIter iter = TensorIterConfig(op)
                         .add_output(self)
                         .add_input(src)
                         .add_input(index)
                         .static_shape(shape)
+                        .check_mem_overlap(false)
                         .build();
   scatter_stub(iter.device().type, iter, axis, loop, reduce, alpha);
+}
+
+void check_scatter_overlap(const Tensor& self, const Tensor& index, const Tensor& src,
+                           const char* op) {
+  // Note [Writes over overlapping memory] in core/mem_overlap.h: a scatter writes self at
+  // positions it reads from index and src, so neither may share any memory with it.
+  assert_no_internal_overlap(self, op);
+  assert_no_overlap(self, index, op);
+  assert_no_overlap(self, src, op);
 }
 
 }  // namespace index_detail
@@ -61,6 +74,7 @@ void check_scatter(const Tensor& self, int64_t dim, const Tensor& index, const T
 void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                   ScatterReduce reduce, const Scalar& alpha, const char* op) {
   check_scatter(self, dim, index, src, op);
+  check_scatter_overlap(self, index, src, op);
   const Tensor s = at_least_1d(self), idx = at_least_1d(index), sr = at_least_1d(src);
   dim = wrap_dim(dim, s.dim(), op);
   if (idx.numel() == 0) return;
@@ -220,6 +234,7 @@ void index_add_impl(const Tensor& self, int64_t dim, const Tensor& index, const 
   EMBER_CHECK(source.dtype() == self.dtype(), op, ": expected source to have the dtype of self (",
               dtype_name(self.dtype()), "), got ", dtype_name(source.dtype()));
   check_alpha(self, alpha, op);
+  check_scatter_overlap(self, idx, source, op);
   const Tensor s = at_least_1d(self), src = at_least_1d(source), idx1 = native::reshape(idx, {-1});
   dim = wrap_dim(dim, s.dim(), op);
   EMBER_CHECK(src.dim() == s.dim(), op, ": source ", shape_str(source.sizes()),

@@ -70,6 +70,12 @@ inline int64_t byte_stride(const Tensor& t, int64_t d) {
 // (index.cpp)
 void check_index_values(const Tensor& index, const IndexAxis& axis);
 
+// Refuses a scatter-like write into self (scatter_, index_add_, index_put_...) when self overlaps
+// itself or shares memory with index or src (Note [Writes over overlapping memory] in
+// core/mem_overlap.h). An undefined index is skipped.
+void check_scatter_overlap(const Tensor& self, const Tensor& index, const Tensor& src,
+                           const char* op);
+
 // Runs the scatter kernel: for every position of `shape`, the loop walks `loop.steps` source
 // elements of `src` and writes each into `self` at the position its `index` entry names along
 // `axis` (scatter, scatter_add/reduce, index_add and index_put_ all come down to this).

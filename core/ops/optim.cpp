@@ -3,6 +3,7 @@
 #include <array>
 #include <cstring>
 
+#include "core/mem_overlap.h"
 #include "core/ops/copy.h"
 
 namespace ember {
@@ -22,8 +23,13 @@ class StagedUpdate {
   StagedUpdate(const char* who, const Tensor& param, const Tensor& grad) : who_(who) {
     EMBER_CHECK(param.defined() && grad.defined(), who, ": undefined parameter or gradient");
     check_like(param, grad, "gradient");
+    // Note [Writes over overlapping memory] in core/mem_overlap.h: the parameter is written in
+    // one pass that also reads the gradient.
+    assert_no_internal_overlap(param, who);
+    assert_no_partial_overlap(param, grad, who);
     param_ = stage(param);
     grad_ = stage(grad).work;
+    grad_original_ = grad;
   }
 
   // Checks and stages a state; `used`: whether the update reads it (else it must be undefined).
@@ -34,6 +40,11 @@ class StagedUpdate {
     Operand& op = state_[n_state_++];
     if (used) {
       check_like(param_.original, s, what);
+      // A state is written too: it may share memory with nothing else the update touches.
+      assert_no_internal_overlap(s, who_);
+      assert_no_overlap(s, param_.original, who_);
+      assert_no_overlap(s, grad_original_, who_);
+      for (size_t k = 0; k + 1 < n_state_; ++k) assert_no_overlap(s, state_[k].original, who_);
       op = stage(s);
     }
     return op.work;
@@ -76,7 +87,7 @@ class StagedUpdate {
 
   const char* who_;
   Operand param_;
-  Tensor grad_;
+  Tensor grad_, grad_original_;
   std::array<Operand, 3> state_{};
   size_t n_state_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/mem_overlap.h"
 #include "core/op_registry.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
@@ -60,23 +61,13 @@ std::pair<double, double> exact_integer_range(DType dt) {
   return {0.0, 0.0};
 }
 
-// Several elements writing one memory location (an expanded tensor) cannot take random values.
-void check_no_overlap(const Tensor& t, const char* op) {
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    EMBER_CHECK(!(t.size(d) > 1 && t.stride(d) == 0), op,
-                ": unsupported operation: more than one element of the written-to tensor (shape ",
-                t.sizes(), ", strides ", t.strides(), ") refers to a single memory location; ",
-                "call .clone() first");
-  }
-}
-
 // Runs kernel(out, st) for self: reserves the Philox blocks of numel elements of `words` words
 // each (Note [Philox streams]) and fills self, through a contiguous temporary when self is
 // strided so that element i is always the i-th element in row-major order.
 template <class Kernel>
 const Tensor& fill_random(const Tensor& self, int words, Generator* gen, const char* op,
                           const Kernel& kernel) {
-  check_no_overlap(self, op);
+  assert_no_internal_overlap(self, op);  // Note [Writes over overlapping memory]
   Generator& g = generator_for(gen, self.device(), op);
   self.bump_version();
   if (self.numel() == 0) return self;
