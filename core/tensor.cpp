@@ -7,9 +7,8 @@
 
 namespace ember {
 
-void TensorImpl::refresh() {
-  numel = 1;
-  for (int64_t s : sizes) numel *= s;
+void TensorImpl::refresh(const char* op) {
+  numel = shape_numel(sizes, op);
   // Contiguous means the strides are the row-major ones, ignoring dims of size 1 (their stride
   // is never used) -- the same rule as PyTorch.
   is_contiguous = true;
@@ -50,12 +49,25 @@ Shape contiguous_strides(const Shape& sizes) {
 }
 
 int64_t shape_numel(const Shape& sizes, const char* op) {
+  // Note [Sizes that overflow] in core/checked_math.h. A shape with a 0 size has no elements
+  // however large the others are.
   int64_t n = 1;
+  bool overflow = false;
   for (int64_t s : sizes) {
     EMBER_CHECK(s >= 0, op, ": negative size ", s, " in shape ", shape_str(sizes));
-    n *= s;
+    if (s == 0) return 0;
+    overflow = overflow || __builtin_mul_overflow(n, s, &n);
   }
+  EMBER_CHECK(!overflow, op, ": shape ", shape_str(sizes),
+              " has more elements than int64 can count");
   return n;
+}
+
+size_t storage_nbytes(int64_t numel, DType dtype, const char* op) {
+  int64_t n = 0;
+  EMBER_CHECK(!__builtin_mul_overflow(numel, static_cast<int64_t>(itemsize(dtype)), &n), op, ": ",
+              numel, " elements of ", dtype_name(dtype), " need more bytes than int64 can count");
+  return static_cast<size_t>(n);
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
@@ -86,15 +98,15 @@ void* Tensor::data_ptr() const {
   return base ? base + t.storage_offset * static_cast<int64_t>(itemsize(t.dtype)) : nullptr;
 }
 
-Tensor make_tensor(Storage storage, Shape sizes, Shape strides, int64_t storage_offset,
-                   DType dtype) {
+Tensor make_tensor(Storage storage, Shape sizes, Shape strides, int64_t storage_offset, DType dtype,
+                   const char* op) {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
   impl->sizes = std::move(sizes);
   impl->strides = std::move(strides);
   impl->storage_offset = storage_offset;
   impl->dtype = dtype;
-  impl->refresh();
+  impl->refresh(op);
   return Tensor(std::move(impl));
 }
 

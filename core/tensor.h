@@ -79,8 +79,9 @@ struct TensorImpl {
   bool is_wrapped_number = false;
   std::shared_ptr<AutogradMetaInterface> autograd_meta;
 
-  // Recompute numel and is_contiguous after sizes/strides change.
-  void refresh();
+  // Recompute numel and is_contiguous after sizes/strides change; a shape whose element count
+  // overflows int64 is an error naming `op` (Note [Sizes that overflow] in core/checked_math.h).
+  void refresh(const char* op = "tensor");
 };
 
 class Tensor {
@@ -240,6 +241,9 @@ class Tensor {
   EMBER_UNARY_METHOD(logical_not)
   EMBER_UNARY_METHOD(bitwise_not)
 #undef EMBER_UNARY_METHOD
+  // Rounded to `decimals` decimal places (negative: to tens, hundreds...); floating only.
+  Tensor round(int64_t decimals) const;
+  const Tensor& round_(int64_t decimals) const;
   Tensor gelu(const std::string& approximate = "none") const;
   Tensor softplus(const Scalar& beta = 1, const Scalar& threshold = 20) const;
   Tensor pow(const Scalar& exponent) const;
@@ -457,14 +461,18 @@ Tensor operator~(const Tensor& a);
 int64_t wrap_dim(int64_t d, int64_t ndim, const char* op);
 // Row-major (C-contiguous) strides for a shape.
 Shape contiguous_strides(const Shape& sizes);
-// Product of sizes; throws on negative sizes.
+// Product of sizes; throws naming the op on a negative size or a product that overflows int64
+// (Note [Sizes that overflow] in core/checked_math.h).
 int64_t shape_numel(const Shape& sizes, const char* op = "shape");
+// The byte count of numel elements of dtype; throws naming the op when it overflows int64.
+size_t storage_nbytes(int64_t numel, DType dtype, const char* op);
 // The broadcast shape of two shapes (NumPy rules); throws naming the op and both shapes.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 
-// Make a tensor over an existing storage (no checks beyond bounds).
-Tensor make_tensor(Storage storage, Shape sizes, Shape strides, int64_t storage_offset,
-                   DType dtype);
+// Make a tensor over an existing storage (no checks beyond bounds and the element count; `op`
+// names the op in that error).
+Tensor make_tensor(Storage storage, Shape sizes, Shape strides, int64_t storage_offset, DType dtype,
+                   const char* op = "make_tensor");
 // A C++ number as a 0-dim tensor that promotes like a Scalar (is_wrapped_number).
 Tensor wrapped_scalar_tensor(const Scalar& s, Device device = kCPU);
 // The same for an operand of an op on `like`: next to a floating tensor the number is stored in

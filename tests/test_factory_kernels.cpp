@@ -41,8 +41,9 @@ std::vector<double> ref_linspace(double start, double end, int64_t steps) {
   const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
   const int64_t half = steps / 2;
   for (int64_t i = 0; i < steps; ++i) {
-    const double v = i < half ? start + step * static_cast<double>(i)
-                              : end - step * static_cast<double>(steps - 1 - i);
+    // One step is `start` (PyTorch, NumPy); otherwise filled from both ends.
+    const double v = steps == 1 || i < half ? start + step * static_cast<double>(i)
+                                            : end - step * static_cast<double>(steps - 1 - i);
     out.push_back(static_cast<double>(static_cast<T>(v)));
   }
   return out;

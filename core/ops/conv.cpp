@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "core/checked_math.h"
 #include "core/op_registry.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
@@ -31,15 +32,26 @@ int64_t div_floor(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+// in + 2p - d(k-1) - 1, the extent the windows may start in, checked (Note [Sizes that
+// overflow] in core/checked_math.h): k, s and d are positive and p non-negative here.
+int64_t window_span(int64_t in, int64_t k, int64_t p, int64_t d, const char* op) {
+  const char* what = "the output size";
+  const int64_t padded = checked_add(in, checked_mul(2, p, op, what), op, what);
+  return checked_sub(padded, checked_add(checked_mul(d, k - 1, op, what), 1, op, what), op, what);
+}
+
 // Window positions along one dim (conv.h): floor((in + 2p - d(k-1) - 1) / s) + 1.
-int64_t conv_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-  return div_floor(in + 2 * p - d * (k - 1) - 1, s) + 1;
+int64_t conv_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, const char* op) {
+  return div_floor(window_span(in, k, p, d, op), s) + 1;
 }
 
 // Pooling's rule (PyTorch's pooling_output_shape): in ceil_mode the last window may hang over
 // the right edge, but must start inside the input or the left padding.
-int64_t pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-  int64_t out = div_floor(in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0), s) + 1;
+int64_t pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode,
+                      const char* op) {
+  const int64_t span = window_span(in, k, p, d, op);
+  int64_t out =
+      div_floor(ceil_mode ? checked_add(span, s - 1, op, "the output size") : span, s) + 1;
   if (ceil_mode && (out - 1) * s >= in + p) --out;
   return out;
 }
@@ -49,6 +61,7 @@ void check_window(const char* op, const Pair& k, const Pair& s, const Pair& p, c
   EMBER_CHECK(s[0] > 0 && s[1] > 0, op, ": stride must be positive, got ", shape_of(s));
   EMBER_CHECK(p[0] >= 0 && p[1] >= 0, op, ": padding must be non-negative, got ", shape_of(p));
   EMBER_CHECK(d[0] > 0 && d[1] > 0, op, ": dilation must be positive, got ", shape_of(d));
+  checked_mul(k[0], k[1], op, "the kernel's element count");  // so that k[0] * k[1] is safe
 }
 
 // input: (C, H, W) or (N, C, H, W), floating, every non-batch dim non-empty.
@@ -96,8 +109,8 @@ Window2d pool_window(const char* op, const Tensor& input, const Tensor& x, const
   EMBER_CHECK(p[0] <= k[0] / 2 && p[1] <= k[1] / 2, op, ": padding ", shape_of(p),
               " should be at most half of kernel_size ", shape_of(k));
   Window2d win = make_window(k, s, p, d, x.size(2), x.size(3));
-  win.out_h = pool_out_size(win.in_h, k[0], s[0], p[0], d[0], ceil_mode);
-  win.out_w = pool_out_size(win.in_w, k[1], s[1], p[1], d[1], ceil_mode);
+  win.out_h = pool_out_size(win.in_h, k[0], s[0], p[0], d[0], ceil_mode, op);
+  win.out_w = pool_out_size(win.in_w, k[1], s[1], p[1], d[1], ceil_mode, op);
   EMBER_CHECK(win.out_h >= 1 && win.out_w >= 1, op, ": given input of shape ", input.sizes(),
               ", kernel_size ", shape_of(k), ", stride ", shape_of(s), ", padding ", shape_of(p),
               " and dilation ", shape_of(d), ", the output size [", win.out_h, ", ", win.out_w,
@@ -117,13 +130,15 @@ Tensor native::im2col(const Tensor& input, const Shape& kernel_size, const Shape
   check_window(op, k, s, p, d);
   Tensor x = batched(input, 4);  // (N, C, H, W)
   Window2d win = make_window(k, s, p, d, x.size(2), x.size(3));
-  win.out_h = conv_out_size(win.in_h, k[0], s[0], p[0], d[0]);
-  win.out_w = conv_out_size(win.in_w, k[1], s[1], p[1], d[1]);
+  win.out_h = conv_out_size(win.in_h, k[0], s[0], p[0], d[0], op);
+  win.out_w = conv_out_size(win.in_w, k[1], s[1], p[1], d[1], op);
   EMBER_CHECK(win.out_h >= 1 && win.out_w >= 1, op, ": input of shape ", input.sizes(),
               " with kernel_size ", shape_of(k), ", dilation ", shape_of(d), ", padding ",
               shape_of(p), " and stride ", shape_of(s), " gives ", win.out_h, " x ", win.out_w,
               " sliding blocks; both must be at least 1");
-  Tensor out = empty({x.size(0), x.size(1) * k[0] * k[1], win.out_h * win.out_w}, x.options());
+  Tensor out = empty({x.size(0), checked_mul(x.size(1), k[0] * k[1], op, "the column count"),
+                      checked_mul(win.out_h, win.out_w, op, "the block count")},
+                     x.options());
   if (out.numel() > 0) im2col_stub(x.device().type, x, out, win);
   return unbatch_like(out, input, 4);
 }
@@ -151,10 +166,11 @@ Tensor native::col2im(const Tensor& input, const Shape& output_size, const Shape
               input.dim() - 2, " (", rows, ") to be divisible by the product of kernel_size ",
               shape_of(k), ", got input shape ", input.sizes());
   Window2d win = make_window(k, s, p, d, size[0], size[1]);
-  win.out_h = conv_out_size(size[0], k[0], s[0], p[0], d[0]);
-  win.out_w = conv_out_size(size[1], k[1], s[1], p[1], d[1]);
-  EMBER_CHECK(win.out_h >= 1 && win.out_w >= 1 && cols == win.out_h * win.out_w, op,
-              ": given output_size=", shape_of(size), ", kernel_size=", shape_of(k),
+  win.out_h = conv_out_size(size[0], k[0], s[0], p[0], d[0], op);
+  win.out_w = conv_out_size(size[1], k[1], s[1], p[1], d[1], op);
+  EMBER_CHECK(win.out_h >= 1 && win.out_w >= 1 &&
+                  cols == checked_mul(win.out_h, win.out_w, op, "the block count"),
+              op, ": given output_size=", shape_of(size), ", kernel_size=", shape_of(k),
               ", dilation=", shape_of(d), ", padding=", shape_of(p), ", stride=", shape_of(s),
               ", expected the input's last dim to match the number of sliding blocks ", win.out_h,
               " * ", win.out_w, " = ", win.out_h * win.out_w, ", but got input shape ",
@@ -189,9 +205,10 @@ Window2d conv2d_window(const char* op, const Tensor& input, const Tensor& weight
               input.sizes(), ") are not divisible by groups=", groups);
   EMBER_CHECK(out_channels % groups == 0, op, ": out_channels (", out_channels, ", weight shape ",
               weight.sizes(), ") are not divisible by groups=", groups);
-  EMBER_CHECK(weight.size(1) * groups == channels, op, ": given groups=", groups,
-              ", weight of shape ", weight.sizes(), " expects input of shape ", input.sizes(),
-              " to have ", weight.size(1) * groups, " channels, but it has ", channels);
+  EMBER_CHECK(checked_mul(weight.size(1), groups, op, "the channel count") == channels, op,
+              ": given groups=", groups, ", weight of shape ", weight.sizes(),
+              " expects input of shape ", input.sizes(), " to have ", weight.size(1) * groups,
+              " channels, but it has ", channels);
   EMBER_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == out_channels), op,
               ": expected a bias of shape [", out_channels, "], got ",
               bias.defined() ? bias.sizes() : Shape{});
@@ -200,14 +217,16 @@ Window2d conv2d_window(const char* op, const Tensor& input, const Tensor& weight
   Pair d = pair_arg(dilation, op, "dilation");
   check_window(op, k, s, p, d);
   Window2d win = make_window(k, s, p, d, input.size(-2), input.size(-1));
+  // window_span is checked, so the sums below are in range once it returns.
+  const bool fits = window_span(win.in_h, k[0], p[0], d[0], op) >= 0 &&
+                    window_span(win.in_w, k[1], p[1], d[1], op) >= 0;
   const Shape dilated{d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1};
-  EMBER_CHECK(win.in_h + 2 * p[0] >= dilated[0] && win.in_w + 2 * p[1] >= dilated[1], op,
-              ": the (dilated) kernel ", dilated, " is larger than the padded input [",
+  EMBER_CHECK(fits, op, ": the (dilated) kernel ", dilated, " is larger than the padded input [",
               win.in_h + 2 * p[0], ", ", win.in_w + 2 * p[1], "] (input shape ", input.sizes(),
               ", weight shape ", weight.sizes(), ", padding ", shape_of(p), ", dilation ",
               shape_of(d), ")");
-  win.out_h = conv_out_size(win.in_h, k[0], s[0], p[0], d[0]);
-  win.out_w = conv_out_size(win.in_w, k[1], s[1], p[1], d[1]);
+  win.out_h = conv_out_size(win.in_h, k[0], s[0], p[0], d[0], op);
+  win.out_w = conv_out_size(win.in_w, k[1], s[1], p[1], d[1], op);
   return win;
 }
 }  // namespace

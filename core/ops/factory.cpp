@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/checked_math.h"
 #include "core/op_registry.h"
 #include "core/ops/copy.h"
 
@@ -17,8 +18,8 @@ const OpFamilyRegistrar registrar("factory", kFactoryOps);
 Tensor empty(const Shape& sizes, const TensorOptions& options) {
   int64_t n = shape_numel(sizes, "empty");
   DType dt = options.dtype_or_default();
-  return make_tensor(make_storage(static_cast<size_t>(n) * itemsize(dt), options.device_), sizes,
-                     contiguous_strides(sizes), 0, dt);
+  return make_tensor(make_storage(storage_nbytes(n, dt, "empty"), options.device_), sizes,
+                     contiguous_strides(sizes), 0, dt, "empty");
 }
 
 Tensor full(const Shape& sizes, const Scalar& value, const TensorOptions& options) {
@@ -69,11 +70,20 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
               "inconsistent with step sign (start ", s, ", end ", e, ", step ", st, ")");
   bool any_float = start.is_floating() || end.is_floating() || step.is_floating();
   DType dt = options.dtype_ ? *options.dtype_ : (any_float ? default_dtype() : kInt64);
-  int64_t n =
-      any_float
-          ? static_cast<int64_t>(std::ceil((e - s) / st))
-          : (end.to_int64() - start.to_int64() + step.to_int64() + (step.to_int64() > 0 ? -1 : 1)) /
-                step.to_int64();
+  // The length, computed without overflow (Note [Sizes that overflow] in core/checked_math.h).
+  int64_t n = 0;
+  if (any_float) {
+    const double len = std::ceil((e - s) / st);
+    EMBER_CHECK(len < 9.2e18, "arange: the range [", s, ", ", e, ") with step ", st,
+                " has more elements than int64 can count");
+    n = static_cast<int64_t>(len);
+  } else {
+    const int64_t is = step.to_int64();
+    EMBER_CHECK(is != 0, "arange: step must be nonzero");
+    const int64_t span = checked_sub(end.to_int64(), start.to_int64(), "arange", "end - start");
+    // ceil(span / is) for span and is of one sign (checked above).
+    n = span / is + (span % is != 0 ? 1 : 0);
+  }
   Tensor t = empty({n}, TensorOptions(dt).device(options.device_));
   ArangeArgs args;
   args.floating = any_float;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/checked_math.h"
 #include "core/op_registry.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
@@ -61,7 +62,7 @@ Tensor native::cat(const std::vector<Tensor>& tensors, int64_t dim) {
                   " has shape ", shape_str(first.sizes()), " and tensor ", i, " has shape ",
                   shape_str(t.sizes()), " (they differ in dimension ", d, ")");
     }
-    out_shape[dim] += t.size(dim);
+    out_shape[dim] = checked_add(out_shape[dim], t.size(dim), op, "the output size");
     contiguous = contiguous && t.is_contiguous() && t.dtype() == dtype;
   }
   Tensor out = empty(out_shape, options);
@@ -180,7 +181,7 @@ Tensor native::repeat(const Tensor& self, const Shape& repeats) {
   for (int64_t d = 0; d < nd; ++d) {
     const int64_t size = d < lead ? 1 : self.size(d - lead);
     const int64_t stride = d < lead ? 0 : self.stride(d - lead);
-    out_shape[d] = size * repeats[d];
+    out_shape[d] = checked_mul(size, repeats[d], op, "the output size");
     pair_sizes.insert(pair_sizes.end(), {repeats[d], size});
     src_strides.insert(src_strides.end(), {0, stride});
   }
@@ -265,7 +266,8 @@ Tensor pad_constant(const Tensor& self, const Shape& pad, const Scalar& value) {
   Shape out_shape = self.sizes();
   for (int64_t i = 0; i < npairs; ++i) {
     const int64_t d = self.dim() - 1 - i;
-    const int64_t size = self.size(d) + pad[2 * i] + pad[2 * i + 1];
+    const int64_t size = checked_add(checked_add(self.size(d), pad[2 * i], op, "the padded size"),
+                                     pad[2 * i + 1], op, "the padded size");
     EMBER_CHECK(size >= 0, op, ": the input size ", self.size(d), " in dimension ", d,
                 " with padding (", pad[2 * i], ", ", pad[2 * i + 1],
                 ") gives a negative output size ", size);
@@ -300,6 +302,15 @@ Tensor native::pad(const Tensor& self, const Shape& pad, const std::string& mode
              circular = mode == "circular";
   EMBER_CHECK(reflect || replicate || circular, op,
               ": mode must be 'constant', 'reflect', 'replicate' or 'circular', got '", mode, "'");
+  // The output's size is checked before any index is built (Note [Sizes that overflow]).
+  Shape out_shape = self.sizes();
+  for (int64_t i = 0; i < npairs; ++i) {
+    const int64_t d = self.dim() - 1 - i;
+    out_shape[d] = checked_add(checked_add(self.size(d), pad[2 * i], op, "the padded size"),
+                               pad[2 * i + 1], op, "the padded size");
+  }
+  if (std::all_of(pad.begin(), pad.end(), [](int64_t v) { return v >= 0; }))
+    storage_nbytes(shape_numel(out_shape, op), self.dtype(), op);
   // For each padded dim, the source position of every output position along it.
   const int64_t nd = self.dim();
   int64_t first = nd;  // the first dim with any padding

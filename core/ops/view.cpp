@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/checked_math.h"
 #include "core/op_registry.h"
 #include "core/ops/copy.h"
 
@@ -14,8 +15,9 @@ constexpr const char* kViewOps[] = {
 static_assert(sizeof(kViewOps) / sizeof(kViewOps[0]) == 16);
 const OpFamilyRegistrar registrar("view", kViewOps);
 
-Tensor alias_with(const Tensor& t, Shape sizes, Shape strides, int64_t offset) {
-  return make_tensor(t.storage(), std::move(sizes), std::move(strides), offset, t.dtype());
+Tensor alias_with(const Tensor& t, Shape sizes, Shape strides, int64_t offset,
+                  const char* op = "view") {
+  return make_tensor(t.storage(), std::move(sizes), std::move(strides), offset, t.dtype(), op);
 }
 }  // namespace
 
@@ -23,6 +25,7 @@ Shape infer_size(const Shape& shape, int64_t numel, const char* op) {
   Shape out = shape;
   int64_t known = 1;
   int64_t infer = -1;
+  bool overflow = false, has_zero = false;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       EMBER_CHECK(infer < 0, op, ": only one dimension can be inferred in shape ",
@@ -31,9 +34,14 @@ Shape infer_size(const Shape& shape, int64_t numel, const char* op) {
     } else {
       EMBER_CHECK(shape[i] >= 0, op, ": invalid shape dimension ", shape[i], " in ",
                   shape_str(shape));
-      known *= shape[i];
+      has_zero = has_zero || shape[i] == 0;
+      overflow = overflow || __builtin_mul_overflow(known, shape[i], &known);
     }
   }
+  // As shape_numel: a 0 size means no elements, however large the others.
+  if (has_zero) known = 0;
+  EMBER_CHECK(!overflow || has_zero, op, ": shape ", shape_str(shape),
+              " has more elements than int64 can count");
   if (infer >= 0) {
     EMBER_CHECK(known != 0 && numel % known == 0, op, ": shape ", shape_str(shape),
                 " is invalid for input of size ", numel);
@@ -52,9 +60,7 @@ std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strid
     std::fill(new_strides.begin(), new_strides.end(), 1);
     return new_strides;
   }
-  int64_t numel = 1;
-  for (int64_t s : old_sizes) numel *= s;
-  if (numel == 0) return contiguous_strides(shape);
+  if (shape_numel(old_sizes) == 0) return contiguous_strides(shape);
   // Walk the old dims from the back in "chunks" that are contiguous among themselves; each
   // chunk must be split exactly by a run of new dims.
   int64_t view_d = static_cast<int64_t>(shape.size()) - 1;
@@ -180,7 +186,7 @@ Tensor native::expand(const Tensor& t, const Shape& shape) {
       strides[i] = 0;
     }
   }
-  return alias_with(t, sizes, strides, t.storage_offset());
+  return alias_with(t, sizes, strides, t.storage_offset(), "expand");
 }
 
 Tensor native::flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
@@ -220,8 +226,9 @@ Tensor native::slice(const Tensor& t, int64_t d, std::optional<int64_t> start_op
   start = std::clamp<int64_t>(start, 0, size);
   end = std::clamp<int64_t>(end, start, size);
   Shape sizes = t.sizes(), strides = t.strides();
-  sizes[d] = (end - start + step - 1) / step;
-  strides[d] *= step;
+  sizes[d] = end == start ? 0 : (end - start - 1) / step + 1;  // ceil, without overflow
+  // A step past the end leaves one element, whose stride is never used: keep it in range.
+  strides[d] = sizes[d] > 1 ? checked_mul(strides[d], step, "slice", "the stride") : strides[d];
   return alias_with(t, sizes, strides, t.storage_offset() + start * t.strides()[d]);
 }
 
@@ -263,10 +270,10 @@ Tensor native::unfold(const Tensor& t, int64_t d, int64_t size, int64_t step) {
   }
   sizes[d] = (dsize - size) / step + 1;
   int64_t st = strides[d];
-  strides[d] = st * step;
+  strides[d] = sizes[d] > 1 ? checked_mul(st, step, "unfold", "the stride") : st;
   sizes.push_back(size);
   strides.push_back(st);
-  return alias_with(t, sizes, strides, t.storage_offset());
+  return alias_with(t, sizes, strides, t.storage_offset(), "unfold");
 }
 
 Tensor native::diagonal(const Tensor& t, int64_t offset, int64_t d1, int64_t d2) {
@@ -310,13 +317,15 @@ Tensor native::as_strided(const Tensor& t, const Shape& sizes, const Shape& stri
     if (sizes[i] == 0)
       empty = true;
     else
-      max_index += (sizes[i] - 1) * strides[i];
+      max_index = checked_add(
+          max_index, checked_mul(sizes[i] - 1, strides[i], "as_strided", "the largest offset"),
+          "as_strided", "the largest offset");
   }
   int64_t capacity = static_cast<int64_t>(t.storage()->nbytes / t.element_size());
   EMBER_CHECK(empty || max_index < capacity, "as_strided: setStorage: sizes ", shape_str(sizes),
               ", strides ", shape_str(strides), " and storage offset ", offset,
               " need a storage of ", max_index + 1, " elements but it holds only ", capacity);
-  return alias_with(t, sizes, strides, offset);
+  return alias_with(t, sizes, strides, offset, "as_strided");
 }
 
 }  // namespace ember

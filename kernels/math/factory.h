@@ -26,7 +26,8 @@ struct ArangeIntOp {
 };
 
 // linspace of `steps` values: filled from both ends, as PyTorch does, so that the first value
-// is exactly `start` and the last exactly `end` (step = (end - start) / (steps - 1)).
+// is exactly `start` and the last exactly `end` (step = (end - start) / (steps - 1)). One step
+// is just `start`, as in PyTorch and NumPy.
 template <class T>
 struct LinspaceOp {
   double start, end, step;
@@ -38,8 +39,8 @@ struct LinspaceOp {
 
   EMBER_HOST_DEVICE T operator()(int64_t i) const {
     const int64_t half = steps / 2;
-    const double v = i < half ? start + step * static_cast<double>(i)
-                              : end - step * static_cast<double>(steps - 1 - i);
+    const double v = steps == 1 || i < half ? start + step * static_cast<double>(i)
+                                            : end - step * static_cast<double>(steps - 1 - i);
     return static_cast<T>(v);
   }
 };
