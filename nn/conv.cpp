@@ -6,6 +6,7 @@
 #include "autograd/ops/conv.h"
 #include "autograd/ops/linalg.h"
 #include "autograd/ops/shape.h"
+#include "core/checked_math.h"
 #include "core/op_registry.h"
 #include "core/ops/factory.h"
 #include "nn/linear.h"
@@ -103,9 +104,10 @@ Tensor functional::conv1d(const Tensor& input, const Tensor& weight, const Tenso
               ": expected a 3-D weight (out_channels, in_channels / groups, k), got shape ",
               weight.defined() ? weight.sizes() : Shape{});
   EMBER_CHECK(groups > 0, op, ": groups must be positive, got ", groups);
-  EMBER_CHECK(weight.size(1) * groups == input.size(-2), op, ": given groups=", groups,
-              ", weight of shape ", weight.sizes(), " expects input of shape ", input.sizes(),
-              " to have ", weight.size(1) * groups, " channels, but it has ", input.size(-2));
+  EMBER_CHECK(checked_mul(weight.size(1), groups, op, "the channel count") == input.size(-2), op,
+              ": given groups=", groups, ", weight of shape ", weight.sizes(),
+              " expects input of shape ", input.sizes(), " to have ", weight.size(1) * groups,
+              " channels, but it has ", input.size(-2));
   const int64_t s = single_arg(stride, op, "stride"), d = single_arg(dilation, op, "dilation");
   ConvPadding padding_2d = padding;
   if (padding.is_mode()) {
@@ -159,8 +161,12 @@ Tensor functional::conv_transpose2d(const Tensor& input, const Tensor& weight, c
   for (size_t i = 0; i < 2; ++i) {
     EMBER_CHECK(op_pad[i] < s[i] || op_pad[i] < d[i], op, ": output_padding ", output_padding,
                 " must be smaller than either stride ", stride, " or dilation ", dilation);
-    full_size[i] = (in_size[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1;
-    out_size[i] = full_size[i] - 2 * p[i] + op_pad[i];
+    const char* what = "the output size";  // Note [Sizes that overflow] in core/checked_math.h
+    full_size[i] =
+        checked_add(checked_mul(in_size[i] - 1, s[i], op, what),
+                    checked_add(checked_mul(d[i], k[i] - 1, op, what), 1, op, what), op, what);
+    out_size[i] = checked_add(checked_sub(full_size[i], checked_mul(2, p[i], op, what), op, what),
+                              op_pad[i], op, what);
     EMBER_CHECK(out_size[i] > 0, op, ": input of shape ", input.sizes(), ", weight of shape ",
                 weight.sizes(), ", stride ", stride, ", padding ", padding, ", dilation ", dilation,
                 " and output_padding ", output_padding, " give a non-positive output size [",
@@ -215,8 +221,15 @@ ConvNd::ConvNd(const char* type_name, size_t dims, int64_t in_channels, int64_t 
               ") must be divisible by groups (", groups, ")");
   EMBER_CHECK(out_channels % groups == 0, type_name, ": out_channels (", out_channels,
               ") must be divisible by groups (", groups, ")");
-  EMBER_CHECK(padding_mode == "zeros", type_name, ": padding_mode=\"", padding_mode,
-              "\" is not supported (ember supports \"zeros\" only)");
+  EMBER_CHECK(padding_mode == "zeros" || padding_mode == "reflect" || padding_mode == "replicate" ||
+                  padding_mode == "circular",
+              type_name,
+              ": padding_mode must be one of \"zeros\", \"reflect\", \"replicate\" or "
+              "\"circular\", but got padding_mode=\"",
+              padding_mode, "\"");
+  EMBER_CHECK(!transposed || padding_mode == "zeros", type_name,
+              ": only \"zeros\" padding mode is supported, got padding_mode=\"", padding_mode,
+              "\"");
   for (size_t i = 0; i < dims; ++i) {
     EMBER_CHECK(this->kernel_size[i] > 0 && this->stride[i] > 0 && this->dilation[i] > 0 &&
                     this->output_padding[i] >= 0,
@@ -236,6 +249,24 @@ ConvNd::ConvNd(const char* type_name, size_t dims, int64_t in_channels, int64_t 
     for (int64_t p : this->padding.values())
       EMBER_CHECK(p >= 0, type_name, ": padding must be non-negative, got ",
                   this->padding.values());
+  }
+  if (padding_mode != "zeros") {
+    // Note [Convolution padding modes]
+    // PyTorch pads the input with F.pad in the module's mode, by the module's padding reversed
+    // and repeated twice (last dim first, the same amount on both sides), then convolves with
+    // no padding. "same" pads d * (k - 1) in total per dim, the smaller half on the left (the
+    // functional form puts the odd one on the right too); "valid" pads nothing.
+    for (size_t i = dims; i-- > 0;) {
+      int64_t left = 0, right = 0;
+      if (!this->padding.is_mode()) {
+        left = right = this->padding.values()[i];
+      } else if (this->padding.mode() == "same") {
+        const int64_t total = this->dilation[i] * (this->kernel_size[i] - 1);
+        left = total / 2;
+        right = total - left;
+      }
+      mode_padding_.insert(mode_padding_.end(), {left, right});
+    }
   }
   // weight (out, in / groups, *kernel), or (in, out / groups, *kernel) when transposed.
   Shape w_shape = transposed ? Shape{in_channels, out_channels / groups}
@@ -275,6 +306,14 @@ void ConvNd::check_input(const Tensor& input, size_t dims) const {
               input.size(-n - 1));
 }
 
+Tensor ConvNd::pad_input(const Tensor& input) const {
+  return mode_padding_.empty() ? input : pad(input, mode_padding_, padding_mode);
+}
+
+ConvPadding ConvNd::conv_padding() const {
+  return mode_padding_.empty() ? padding : ConvPadding(0);
+}
+
 Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, const IntArg& kernel_size,
                const IntArg& stride, const ConvPadding& padding, const IntArg& dilation,
                int64_t groups, bool bias, const std::string& padding_mode, DType dtype)
@@ -283,7 +322,8 @@ Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, const IntArg& kernel_s
 
 Tensor Conv1d::forward(const Tensor& input) {
   check_input(input, 1);
-  return functional::conv1d(input, weight, bias, stride, padding, dilation, groups);
+  return functional::conv1d(pad_input(input), weight, bias, stride, conv_padding(), dilation,
+                            groups);
 }
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, const IntArg& kernel_size,
@@ -294,7 +334,8 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, const IntArg& kernel_s
 
 Tensor Conv2d::forward(const Tensor& input) {
   check_input(input, 2);
-  return functional::conv2d(input, weight, bias, stride, padding, dilation, groups);
+  return functional::conv2d(pad_input(input), weight, bias, stride, conv_padding(), dilation,
+                            groups);
 }
 
 ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels,

@@ -121,7 +121,11 @@ class ConvNd : public Module {
   const Shape output_padding;  // zeros unless transposed
   const int64_t groups;
   const bool transposed;
-  const std::string padding_mode;  // "zeros" (the only one ember supports)
+  // How the input is padded (Note [Convolution padding modes] in nn/conv.cpp): "zeros" (the
+  // convolution's own zero padding), "reflect", "replicate" or "circular" (the input is padded
+  // with ember::pad in that mode first, and the convolution itself pads nothing), as PyTorch's.
+  // ConvTranspose2d supports "zeros" only.
+  const std::string padding_mode;
   // weight (out, in / groups, *kernel) or, transposed, (in, out / groups, *kernel).
   Tensor weight, bias;  // bias undefined when disabled
 
@@ -132,6 +136,14 @@ class ConvNd : public Module {
          bool bias, const std::string& padding_mode, DType dtype);
   // Checks that `input` has 1 + dims (unbatched) or 2 + dims dims and in_channels channels.
   void check_input(const Tensor& input, size_t dims) const;
+  // With a padding_mode other than "zeros": `input` padded in that mode by the module's padding
+  // (the last spatial dim first, as ember::pad takes it). Otherwise `input` itself.
+  Tensor pad_input(const Tensor& input) const;
+  // The padding the convolution itself applies: none when pad_input already padded.
+  ConvPadding conv_padding() const;
+
+ private:
+  Shape mode_padding_;  // ember::pad's (left, right) pairs, last dim first; empty for "zeros"
 };
 
 // Parameters "weight" (out_channels, in_channels / groups, kernel_size) and "bias"

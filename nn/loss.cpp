@@ -343,9 +343,11 @@ Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& redu
   if (log_target) {
     loss = target.exp().mul(target.sub(input));
   } else {
-    // xlogy(t, t) - t x, with 0 log 0 = 0: the log's argument is 1 where t = 0, so neither the
-    // value nor the gradient (0 there, as PyTorch's) sees log(0).
-    loss = target.mul(where(target.ne(0), target, 1.0).log()).sub(target.mul(input));
+    // t (log t - x) where t != 0 and 0 where t = 0 (0 log 0 = 0). Selecting the whole term, not
+    // only the log, makes both gradients 0 where t = 0 (nn/loss.h); the log's argument is 1
+    // there so that its backward never sees log(0) either.
+    const Tensor nonzero = target.ne(0);
+    loss = where(nonzero, target.mul(where(nonzero, target, 1.0).log().sub(input)), 0.0);
   }
   if (r != Reduction::BatchMean) return reduce(loss, r);
   Tensor total = loss.sum();

@@ -61,7 +61,8 @@
 //   log_target): loss_i = t_i (log t_i - x_i), 0 where t_i = 0 (or exp(t_i) (t_i - x_i) with
 //   log_target). "batchmean" = sum / input.size(0) (the mathematical KL divergence of a batch);
 //   PyTorch's default "mean" divides by the number of elements. The target's gradient is
-//   log t + 1 - x, and 0 where t = 0 (as in later PyTorch versions; 1.13 gives NaN there).
+//   log t + 1 - x, and 0 where t = 0 (the term is the constant 0 there); PyTorch 1.13 gives NaN
+//   there (its xlogy backward divides 0 by 0). The input's gradient is -t (0 where t = 0).
 
 #include <cstdint>
 #include <string>

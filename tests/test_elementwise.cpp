@@ -441,3 +441,28 @@ TEST_CASE("elementwise: hardtanh", "[elementwise]") {
     CHECK_NOTHROW(hardtanh(f, 1.5, 1.5));
   }
 }
+
+TEST_CASE("round(decimals) rounds to decimal places as PyTorch does", "[elementwise]") {
+  // PyTorch 1.13's torch.round(z, decimals=...) on these float32 values.
+  Tensor z = tensor(std::vector<float>{1.2345f, -2.5551f, 1234.5678f, 0.125f, -0.0049f, 2.675f});
+  CHECK(values(z.round(2)) ==
+        values(tensor(std::vector<float>{1.23f, -2.56f, 1234.57f, 0.12f, -0.0f, 2.68f})));
+  CHECK(values(z.round(-2)) == std::vector<double>{0, -0.0, 1200, 0, -0.0, 0});
+  CHECK(values(z.round(1)) ==
+        values(tensor(std::vector<float>{1.2f, -2.6f, 1234.6f, 0.1f, -0.0f, 2.7f})));
+  CHECK(values(z.round(0)) == values(z.round()));
+  CHECK(values(z.to(kFloat64).round(3)) ==
+        std::vector<double>{1.235, -2.555, 1234.568, 0.125, -0.005, 2.675});
+  // The 16-bit floats round in float32 (PyTorch 1.13 has no float16 kernel for it).
+  Tensor h = z.to(kFloat16);
+  CHECK(h.round(1).dtype() == kFloat16);
+  CHECK(values(h.round(1)) == values(h.to(kFloat32).round(1).to(kFloat16)));
+  Tensor w = z.clone();
+  w.round_(1);
+  CHECK(values(w) == values(z.round(1)));
+  CHECK_THROWS_WITH(arange(3).round(1), Contains("round") && Contains("int64"));
+  // The gradient is 0, as round's.
+  Tensor x = z.clone().requires_grad_();
+  x.round(2).sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>(6, 0.0));
+}

@@ -142,6 +142,35 @@ TEST_CASE("Conv1d matches PyTorch", "[nn][nn_conv][golden]") {
   check_case(unbatched, "conv1d.unbatched");
 }
 
+TEST_CASE("Conv1d and Conv2d padding modes match PyTorch", "[nn][nn_conv][golden]") {
+  const DType f64 = kFloat64;
+  nn::Conv2d reflect(2, 3, 3, 1, {1, 2}, 1, 1, true, "reflect", f64);
+  check_case(reflect, "conv2d.reflect");
+  nn::Conv2d replicate(2, 3, {2, 3}, 2, 2, 1, 1, true, "replicate", f64);
+  check_case(replicate, "conv2d.replicate");
+  nn::Conv2d circular(2, 2, 3, 1, 1, {1, 2}, 1, true, "circular", f64);
+  check_case(circular, "conv2d.circular");
+  nn::Conv2d circular_same(2, 3, {4, 3}, 1, "same", 1, 1, true, "circular", f64);
+  check_case(circular_same, "conv2d.circular_same");
+  nn::Conv2d reflect_unbatched(2, 2, 3, 1, 1, 1, 1, true, "reflect", f64);
+  check_case(reflect_unbatched, "conv2d.reflect_unbatched");
+  nn::Conv1d reflect1(3, 2, 3, 1, 2, 1, 1, true, "reflect", f64);
+  check_case(reflect1, "conv1d.reflect");
+  nn::Conv1d circular1(2, 2, 4, 1, "same", 1, 1, true, "circular", f64);
+  check_case(circular1, "conv1d.circular_same");
+  nn::Conv1d replicate1(2, 3, 3, 1, 1, 1, 1, true, "replicate", f64);
+  check_case(replicate1, "conv1d.replicate_unbatched");
+  // The mode prints as PyTorch prints it, and bad modes are refused as PyTorch refuses them.
+  CHECK(printed(reflect).find("padding_mode=reflect") != std::string::npos);
+  CHECK_THROWS_WITH(nn::Conv2d(2, 3, 3, 1, 0, 1, 1, true, "mirror"),
+                    Contains("padding_mode must be one of"));
+  CHECK_THROWS_WITH(nn::ConvTranspose2d(2, 3, 3, 1, 0, 0, 1, true, 1, "reflect"),
+                    Contains("only \"zeros\" padding mode"));
+  // reflect needs the padding to be smaller than the input.
+  nn::Conv2d wide(1, 1, 3, 1, 4, 1, 1, true, "reflect");
+  CHECK_THROWS_WITH(wide(randn({1, 1, 3, 3})), Contains("reflect"));
+}
+
 TEST_CASE("ConvTranspose2d matches PyTorch", "[nn][nn_conv][golden]") {
   const DType f64 = kFloat64;
   nn::ConvTranspose2d basic(2, 3, 3, 1, 0, 0, 1, true, 1, "zeros", f64);
@@ -396,8 +425,6 @@ TEST_CASE("layers report bad input with the layer and the shapes", "[nn][nn_conv
                     Contains("Conv2d: expected input of shape [2, 4, 8, 8] to have 3 channels"));
   CHECK_THROWS_WITH(conv(randn({8, 8})), Contains("Conv2d: expected a 3-D (unbatched) or 4-D"));
   CHECK_THROWS_WITH(conv(randn({1, 3, 2, 2})), Contains("conv2d"));  // kernel larger than input
-  CHECK_THROWS_WITH(nn::Conv2d(3, 8, 3, 1, 0, 1, 1, true, "reflect"),
-                    Contains("padding_mode=\"reflect\" is not supported"));
   CHECK_THROWS_WITH(nn::Conv2d(3, 8, 3, 2, "same"),
                     Contains("padding=\"same\" is not supported for strided convolutions"));
   CHECK_THROWS_WITH(nn::Conv2d(3, 8, 3, 1, "full"), Contains("invalid padding string \"full\""));

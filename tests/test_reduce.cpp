@@ -286,3 +286,24 @@ TEST_CASE("one_hot: classes and errors", "[reduce][softmax]") {
   CHECK_THROWS_WITH(one_hot(tensor({1, 2})), Contains("one_hot") && Contains("int64"));
   CHECK_THROWS_WITH(one_hot(tensor<int64_t>({})), Contains("one_hot"));
 }
+
+TEST_CASE("reduce: norm with p = 0 and p = -inf, as PyTorch's vector_norm", "[reduce]") {
+  // PyTorch 1.13: vector_norm(x, 0) = 4, per row [2, 2]; vector_norm(x, -inf) = 0.
+  Tensor x = tensor(std::vector<float>{0.0f, -3.0f, 4.0f, 0.5f, 0.0f, -0.25f}, {2, 3});
+  CHECK(x.norm(0).item<float>() == 4.0f);
+  CHECK(values(x.norm(0, {1})) == std::vector<double>{2.0, 2.0});
+  CHECK(x.norm(-INFINITY).item<float>() == 0.0f);
+  CHECK(values(x.norm(-INFINITY, {0})) == std::vector<double>{0.0, 0.0, 0.25});
+  CHECK(std::isnan(tensor({1.0f, NAN}).norm(-INFINITY).item<float>()));  // a NaN wins
+  CHECK(tensor({1.0f, NAN}).norm(0).item<float>() == 2.0f);              // NaN is non-zero
+  CHECK_THROWS_WITH(zeros({0}).norm(-INFINITY), Contains("norm"));
+  CHECK_THROWS_WITH(x.norm(-2), Contains("norm: p must be"));
+  // The gradients: 0 for the count, the smallest |x| (split among ties) for -inf.
+  Tensor y = tensor(std::vector<float>{1.0f, -3.0f, 4.0f, 0.5f, 2.0f, -0.25f}, {2, 3});
+  y.requires_grad_();
+  y.norm(-INFINITY, {1}).sum().backward();
+  CHECK(values(y.grad()) == std::vector<double>{1, 0, 0, 0, 0, -1});
+  y.set_grad(Tensor());
+  y.norm(0).backward();
+  CHECK(values(y.grad()) == std::vector<double>(6, 0.0));
+}

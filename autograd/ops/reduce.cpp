@@ -8,8 +8,9 @@
 // - amax, amin, max(), min(): the gradient split evenly among the elements equal to the result;
 //   max(dim), min(dim): the whole gradient to the element the returned index names.
 // - logsumexp: g * exp(x - result).
-// - norm: p = 1: g sign(x); p = 2: g x / norm; p = inf: g sign(x) split among the elements of
-//   largest |x|; other p: g x |x|^(p-2) / norm^(p-1). A zero norm gets the zero subgradient.
+// - norm: p = 0: 0; p = 1: g sign(x); p = 2: g x / norm; p = +-inf: g sign(x) split among the
+//   elements of largest (smallest) |x|; other p: g x |x|^(p-2) / norm^(p-1). A zero norm gets the
+//   zero subgradient.
 // - cumsum: the reversed cumulative sum of g; cumprod: Note [Gradient of cumprod].
 // Every backward is written with differentiable ops, so double backward works.
 
@@ -233,11 +234,13 @@ Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& y, double p
                      bool keepdim) {
   const Shape& in_shape = x.sizes();
   Tensor g_in = expand_reduced(g, in_shape, dims, keepdim);
+  if (p == 0.0) return zeros_like(x);  // a count: piecewise constant
   if (p == 1.0) return g_in * sign(x);
   Tensor y_in = expand_reduced(y, in_shape, dims, keepdim);
   if (p == 2.0) return x * div_or_zero(g_in, y_in);
   if (std::isinf(p)) {
-    // Like amax of |x|: split among the elements of largest magnitude (0 when x is all 0).
+    // Like amax (amin for -inf) of |x|: split among the elements of largest (smallest)
+    // magnitude (0 when they are 0).
     Tensor mask = as_float(eq(abs(x), y_in), g.dtype());
     Tensor count = sum(mask, dims, /*keepdim=*/true);
     return sign(x) * g_in * div(mask, count);

@@ -111,6 +111,14 @@ Tensor ceil(const Tensor& t) {
 Tensor round(const Tensor& t) {
   return unary_zero_grad("RoundBackward", t, [&] { return native::round(t); });
 }
+Tensor round(const Tensor& t, int64_t decimals) {
+  return unary_zero_grad("RoundBackward", t, [&] { return native::round(t, decimals); });
+}
+const Tensor& round_(const Tensor& self, int64_t decimals) {
+  return inplace_op(
+      "round_", self, [&] { native::round_(self, decimals); },
+      [decimals](const Tensor& old) { return round(old, decimals); });
+}
 Tensor trunc(const Tensor& t) {
   return unary_zero_grad("TruncBackward", t, [&] { return native::trunc(t); });
 }
@@ -462,6 +470,8 @@ EMBER_UNARY_METHOD(ceil)
 EMBER_UNARY_METHOD(round)
 EMBER_UNARY_METHOD(trunc)
 #undef EMBER_UNARY_METHOD
+Tensor Tensor::round(int64_t decimals) const { return ember::round(*this, decimals); }
+const Tensor& Tensor::round_(int64_t decimals) const { return ember::round_(*this, decimals); }
 Tensor Tensor::gelu(const std::string& approximate) const {
   return ember::gelu(*this, approximate);
 }

@@ -16,6 +16,8 @@ Tensor floor(const Tensor& t);
 Tensor ceil(const Tensor& t);
 Tensor round(const Tensor& t);
 Tensor trunc(const Tensor& t);
+Tensor round(const Tensor& t, int64_t decimals);  // native::round(t, decimals); zero gradient
+const Tensor& round_(const Tensor& self, int64_t decimals);
 const Tensor& neg_(const Tensor& self);
 const Tensor& abs_(const Tensor& self);
 const Tensor& sign_(const Tensor& self);

@@ -232,8 +232,9 @@ Tensor native::logsumexp(const Tensor& self, const Shape& dims, bool keepdim) {
 
 Tensor native::norm(const Tensor& self, double p, const Shape& dims, bool keepdim) {
   check_floating(self, "norm");
-  EMBER_CHECK(p > 0 && !std::isnan(p), "norm: p must be 1, 2, INFINITY or another p > 0, got ", p);
-  // The infinity norm is a max: no identity for an empty reduction.
+  EMBER_CHECK(p >= 0 || p == -INFINITY, "norm: p must be 0, a p > 0, INFINITY or -INFINITY, got ",
+              p);
+  // The infinity norms are a max and a min: no identity for an empty reduction.
   ReducePlan plan = make_plan("norm", self, dims, keepdim, self.dtype(), Outputs::Values,
                               std::isinf(p) ? Identity::No : Identity::Yes);
   norm_stub(self.device().type, plan, p);

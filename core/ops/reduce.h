@@ -58,7 +58,9 @@ Tensor argmin(const Tensor& self, std::optional<int64_t> dim = std::nullopt, boo
 namespace native {
 // log(sum(exp(x))) computed without overflow.
 Tensor logsumexp(const Tensor& self, const Shape& dims, bool keepdim = false);
-// Vector norm over dims: p = 1, 2, INFINITY, or any other finite p > 0.
+// Vector norm over dims, PyTorch's vector_norm: p = 1, 2, INFINITY (max |x|), -INFINITY (min |x|,
+// an error on an empty reduction), 0 (the number of non-zero elements, NaN counting as non-zero;
+// its gradient is 0), or any other finite p > 0.
 Tensor norm(const Tensor& self, double p = 2, const Shape& dims = {}, bool keepdim = false);
 }  // namespace native
 Tensor all(const Tensor& self, const Shape& dims = {}, bool keepdim = false);

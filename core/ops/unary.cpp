@@ -1,6 +1,9 @@
 #include "core/ops/unary.h"
 
+#include <cmath>
+
 #include "core/op_registry.h"
+#include "core/ops/binary.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
 #include "core/tensor_iter.h"
@@ -133,6 +136,29 @@ EMBER_SAME_DTYPE_UNARY(relu)
 EMBER_ROUNDING_UNARY(floor)
 EMBER_ROUNDING_UNARY(ceil)
 EMBER_ROUNDING_UNARY(round)
+
+Tensor native::round(const Tensor& t, int64_t decimals) {
+  if (decimals == 0) return native::round(t);
+  EMBER_CHECK(t.defined() && is_floating(t.dtype()), "round: decimals=", decimals,
+              " needs a floating-point tensor, got ",
+              t.defined() ? dtype_name(t.dtype()) : "an undefined tensor");
+  EMBER_CHECK(decimals >= -400 && decimals <= 400, "round: decimals must be in [-400, 400], got ",
+              decimals);  // 10^400 is inf in double already: every answer is then 0 or x
+  const bool narrow = t.dtype() == kFloat16 || t.dtype() == kBFloat16;
+  const Tensor x = narrow ? native::to(t, kFloat32) : t;
+  // The power of ten is a wrapped number, so it is rounded to x's dtype first, as PyTorch's
+  // kernel rounds it to its opmath type.
+  const double ten_pow = std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals));
+  Tensor y = decimals > 0 ? native::div(native::round(native::mul(x, ten_pow)), ten_pow)
+                          : native::mul(native::round(native::div(x, ten_pow)), ten_pow);
+  return narrow ? native::to(y, t.dtype()) : y;
+}
+
+const Tensor& native::round_(const Tensor& self, int64_t decimals) {
+  Tensor r = native::round(self, decimals);
+  native::copy_(self, r);
+  return self;
+}
 EMBER_ROUNDING_UNARY(trunc)
 #undef EMBER_ROUNDING_UNARY
 

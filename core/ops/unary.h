@@ -38,6 +38,11 @@ Tensor floor(const Tensor& t);
 Tensor ceil(const Tensor& t);
 Tensor round(const Tensor& t);  // half to even: round(2.5) = 2, round(-0.5) = -0
 Tensor trunc(const Tensor& t);
+// PyTorch's round(decimals=): decimals > 0 computes round(x * 10^decimals) / 10^decimals,
+// decimals < 0 round(x / 10^-decimals) * 10^-decimals, in float32 for the 16-bit floats and in
+// the tensor's dtype otherwise (half to even, as round). decimals = 0 is round; floating only.
+Tensor round(const Tensor& t, int64_t decimals);
+const Tensor& round_(const Tensor& self, int64_t decimals);
 const Tensor& neg_(const Tensor& self);
 const Tensor& abs_(const Tensor& self);
 const Tensor& sign_(const Tensor& self);

@@ -121,7 +121,12 @@ void norm_kernel(const ReducePlan& plan, double p) {
       reduce_with<scalar_t>(plan, math::SquareSumOp<A>{},
                             [&](int64_t o, A acc) { out[o] = convert<scalar_t>(std::sqrt(acc)); });
     } else if (std::isinf(p)) {
-      reduce_with<scalar_t>(plan, math::AbsMaxOp<A>{}, store_as_is);
+      if (p > 0)
+        reduce_with<scalar_t>(plan, math::AbsMaxOp<A>{}, store_as_is);
+      else
+        reduce_with<scalar_t>(plan, math::AbsMinOp<A>{}, store_as_is);
+    } else if (p == 0) {
+      reduce_with<scalar_t>(plan, math::NonzeroCountOp<A>{}, store_as_is);
     } else {
       math::PowSumOp<A> op;
       op.p = static_cast<A>(p);

@@ -162,6 +162,22 @@ struct AbsMaxOp {
   EMBER_HOST_DEVICE A combine(A a, A b) const { return (is_nan(a) || a > b) ? a : b; }
 };
 
+// min |x| (the -infinity norm); a NaN wins. No identity: an empty reduction is refused.
+template <class A>
+struct AbsMinOp {
+  using in_t = A;
+  using acc_t = A;
+  EMBER_HOST_DEVICE A identity() const { return A(INFINITY); }
+  EMBER_HOST_DEVICE A reduce(A acc, A x, int64_t) const { return combine(acc, x < A(0) ? -x : x); }
+  EMBER_HOST_DEVICE A combine(A a, A b) const { return (is_nan(a) || a < b) ? a : b; }
+};
+
+// The number of non-zero elements (the 0-"norm"); a NaN is non-zero.
+template <class A>
+struct NonzeroCountOp : SumOp<A> {
+  EMBER_HOST_DEVICE A reduce(A acc, A x, int64_t) const { return acc + (x != A(0) ? A(1) : A(0)); }
+};
+
 template <class A>
 struct ValueIndex {
   A value;

@@ -111,6 +111,21 @@ case("adaptive_avg_pool2d.unbatched", nn.AdaptiveAvgPool2d(4), r(2, 9, 6))
 case("flatten", nn.Flatten(), r(2, 3, 4, 2))
 case("unflatten", nn.Unflatten(1, (3, 4)), r(2, 12, 2))
 
+# ---- padding modes (last, so that the cases above keep their random values) ---------------------
+case("conv2d.reflect", nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode="reflect"), r(2, 2, 5, 6))
+case("conv2d.replicate", nn.Conv2d(2, 3, (2, 3), stride=2, padding=2, padding_mode="replicate"),
+     r(1, 2, 5, 4))
+case("conv2d.circular", nn.Conv2d(2, 2, 3, padding=1, dilation=(1, 2), padding_mode="circular"),
+     r(1, 2, 4, 6))
+case("conv2d.circular_same", nn.Conv2d(2, 3, (4, 3), padding="same", padding_mode="circular"),
+     r(1, 2, 6, 5))
+case("conv2d.reflect_unbatched", nn.Conv2d(2, 2, 3, padding=1, padding_mode="reflect"), r(2, 4, 4))
+case("conv1d.reflect", nn.Conv1d(3, 2, 3, padding=2, padding_mode="reflect"), r(2, 3, 7))
+case("conv1d.circular_same", nn.Conv1d(2, 2, 4, padding="same", padding_mode="circular"),
+     r(1, 2, 6))
+case("conv1d.replicate_unbatched", nn.Conv1d(2, 3, 3, padding=1, padding_mode="replicate"),
+     r(2, 5))
+
 safetensors_io.save(out, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                       "nn_conv.safetensors"))
 print(f"wrote {len(out)} tensors")
