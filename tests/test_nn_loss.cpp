@@ -284,3 +284,17 @@ TEST_CASE("loss error messages", "[nn]") {
     CHECK_THROWS_WITH(F::cross_entropy(scalar_tensor(1.0), t), Contains("0-dim"));
   }
 }
+
+TEST_CASE("kl_div's gradients are 0 where the target is 0, as nn/loss.h says", "[nn]") {
+  // PyTorch 1.13 gives a NaN target gradient there; ember's term is the constant 0.
+  Tensor x = tensor(std::vector<double>{-1.0, -2.0, -0.5}).requires_grad_();
+  Tensor t = tensor(std::vector<double>{0.0, 0.3, 0.7}).requires_grad_();
+  F::kl_div(x, t, "sum").backward();
+  const std::vector<double> gt = values(t.grad()), gx = values(x.grad());
+  CHECK(gt[0] == 0.0);
+  CHECK(gx[0] == 0.0);
+  // Elsewhere: d/dt = log t + 1 - x, d/dx = -t (PyTorch's values).
+  CHECK(gt[1] == Approx(std::log(0.3) + 1.0 + 2.0));
+  CHECK(gt[2] == Approx(std::log(0.7) + 1.0 + 0.5));
+  CHECK(gx[1] == Approx(-0.3));
+}
