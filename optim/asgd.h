@@ -39,6 +39,10 @@ class ASGD : public Optimizer {
 
  protected:
   void check_options(const GroupOptions& options) const override;
+  // "eta" and "mu" are 0-dim tensors.
+  bool state_has_param_shape(const std::string& name) const override {
+    return name != "eta" && name != "mu";
+  }
   void check_state(const std::string& prefix, const GroupOptions& options, const Tensor& param,
                    const ParamState& state) const override;
   void update(const ParamGroup& group, const Tensor& param, const Tensor& grad,

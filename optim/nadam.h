@@ -42,7 +42,10 @@ class NAdam : public Optimizer {
 
  protected:
   void check_options(const GroupOptions& options) const override;
-  // "mu_product" is a finite number in (0, 1].
+  // "mu_product" is a 0-dim tensor, a finite number in (0, 1].
+  bool state_has_param_shape(const std::string& name) const override {
+    return name != "mu_product";
+  }
   void check_state(const std::string& prefix, const GroupOptions& options, const Tensor& param,
                    const ParamState& state) const override;
   void update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
