@@ -39,6 +39,7 @@ void Adagrad::check_options(const GroupOptions& o) const {
       o.at("initial_accumulator_value") >= 0.0,
       "Adagrad: Invalid initial_accumulator_value value: ", o.at("initial_accumulator_value"));
   EMBER_CHECK(o.at("eps") >= 0.0, "Adagrad: Invalid epsilon value: ", o.at("eps"));
+  check_flag(o, "maximize");
 }
 
 void Adagrad::init_state(const ParamGroup& group, const Tensor& param, ParamState& state) {

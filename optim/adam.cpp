@@ -83,7 +83,11 @@ Adam::Adam(std::vector<ParamGroup> groups, const AdamOptions& options)
   add_param_groups(std::move(groups));
 }
 
-void Adam::check_options(const GroupOptions& options) const { check_adam_options("Adam", options); }
+void Adam::check_options(const GroupOptions& options) const {
+  check_adam_options("Adam", options);
+  check_flag(options, "amsgrad");
+  check_flag(options, "maximize");
+}
 
 void Adam::update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
                   ParamState& state) {
@@ -101,6 +105,8 @@ AdamW::AdamW(std::vector<ParamGroup> groups, const AdamWOptions& options)
 
 void AdamW::check_options(const GroupOptions& options) const {
   check_adam_options("AdamW", options);
+  check_flag(options, "amsgrad");
+  check_flag(options, "maximize");
 }
 
 void AdamW::update(const ParamGroup& group, const Tensor& param, const Tensor& grad,

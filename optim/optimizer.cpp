@@ -1,5 +1,6 @@
 #include "optim/optimizer.h"
 
+#include <cmath>
 #include <optional>
 
 #include "autograd/grad_mode.h"
@@ -34,6 +35,15 @@ std::optional<IndexedKey> split_key(const std::string& key) {
     index = index * 10 + (key[i] - '0');
   }
   return IndexedKey{key.substr(0, a), index, key.substr(b + 1)};
+}
+
+// A step counter from a file: one number, finite, a non-negative integer.
+void check_step(const std::string& who, const std::string& key, const Tensor& t) {
+  EMBER_CHECK(t.numel() == 1, who, ": ", key, " must hold one number, got shape ", t.sizes());
+  EMBER_CHECK(t.dtype() != kBool, who, ": ", key, " must be a number, got a bool");
+  const double v = t.item<double>();
+  EMBER_CHECK(std::isfinite(v) && v >= 0.0 && v == std::floor(v), who, ": ", key,
+              " must be a non-negative integer, got ", v);
 }
 
 }  // namespace
@@ -93,6 +103,8 @@ void Optimizer::add_param_group(ParamGroup group) {
   }
   for (const auto& [key, value] : defaults_) group.options.emplace(key, value);
   check_options(group.options);
+  for (const auto& [key, value] : group.options)
+    EMBER_CHECK(!std::isnan(value), name_, ": option \"", key, "\" of the new group is NaN");
 
   std::vector<ParamState> states(group.params.size());
   for (size_t k = 0; k < group.params.size(); ++k) init_state(group, group.params[k], states[k]);
@@ -145,6 +157,11 @@ Tensor Optimizer::step(const std::function<Tensor()>& closure) {
   }
   step();
   return loss;
+}
+
+void Optimizer::check_flag(const GroupOptions& options, const std::string& key) const {
+  const double v = options.at(key);
+  EMBER_CHECK(v == 0.0 || v == 1.0, name_, ": ", key, " must be 0 or 1 (false or true), got ", v);
 }
 
 std::pair<size_t, size_t> Optimizer::locate(const Tensor& param) const {
@@ -240,6 +257,26 @@ void Optimizer::load_state_dict(const TensorDict& dict) {
     for (const auto& kv : defaults_)
       EMBER_CHECK(saved.options.count(kv.first), who, ": param_groups.", g, ".", kv.first,
                   " is missing (", name_, " needs: ", join_keys(defaults_), ")");
+    // Note [Validating loaded state]: the constructor's checks, the error naming the key.
+    for (const auto& [key, value] : saved.options)
+      EMBER_CHECK(!std::isnan(value), who, ": param_groups.", g, ".", key, " is NaN");
+    try {
+      check_options(saved.options);
+    } catch (const Error& e) {
+      // The first key that alone makes the group's current (valid) options invalid.
+      for (const auto& [key, value] : saved.options) {
+        GroupOptions probe = groups_[g].options;
+        probe[key] = value;
+        bool bad = false;
+        try {
+          check_options(probe);
+        } catch (const Error&) {
+          bad = true;
+        }
+        if (bad) EMBER_ERROR(who, ": param_groups.", g, ".", key, ": ", e.what());
+      }
+      EMBER_ERROR(who, ": param_groups.", g, ": ", e.what());
+    }
     new_options.push_back(saved.options);
   }
 
@@ -253,10 +290,14 @@ void Optimizer::load_state_dict(const TensorDict& dict) {
     const Tensor& p = groups_[g].params[j];
     ParamState& st = new_state[g][j];
     for (const auto& [name, t] : entries) {
+      const std::string key = "state." + std::to_string(id) + "." + name;
       if (name == "step") {  // a counter, kept as saved (PyTorch does not cast it either)
-        EMBER_CHECK(t.numel() == 1, who, ": state.", id, ".step must hold one number, got shape ",
-                    t.sizes());
+        check_step(who, key, t);
         st[name] = t.detach().clone();
+        continue;
+      }
+      if (!state_has_param_shape(name)) {  // checked by check_state below
+        st[name] = t.detach().to(p.device()).clone();
         continue;
       }
       EMBER_CHECK(t.sizes() == p.sizes(), who, ": state.", id, ".", name, " has shape ", t.sizes(),
@@ -264,6 +305,11 @@ void Optimizer::load_state_dict(const TensorDict& dict) {
       EMBER_CHECK(t.is_floating_point(), who, ": state.", id, ".", name, " has dtype ",
                   dtype_name(t.dtype()), ", a floating dtype is expected");
       st[name] = t.detach().to(p.device(), p.dtype()).clone();
+    }
+    try {
+      check_state("state." + std::to_string(id) + ".", new_options[g], p, st);
+    } catch (const Error& e) {
+      EMBER_ERROR(who, ": ", e.what());
     }
   }
 

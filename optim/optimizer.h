@@ -28,7 +28,17 @@
 // step() runs under NoGradGuard and skips parameters whose grad() is undefined. The update is
 // one fused pass over each parameter's data, a dispatched kernel (native::adam_step_ ...,
 // Note [Fused optimizer steps] in core/ops/optim.h), with PyTorch 1.13's formulas (its
-// single-tensor path).
+// single-tensor path); NAdam, RAdam, Adamax, Adadelta, ASGD and Rprop run that path's chain of
+// native ops instead, and LBFGS (optim/lbfgs.h) overrides step(closure) with its own loop.
+//
+// Note [zero_grad sets to None]
+// zero_grad() defaults to set_to_none = true, PyTorch 2.x's default; PyTorch 1.13 (Python and
+// C++) defaults to false. The two differ for a parameter that gets no gradient in a step: with
+// set_to_none = true its grad() is undefined, so step() skips it entirely (no update, no
+// momentum, its "step" count unchanged); with false its grad() is a tensor of zeros, so step()
+// updates it with a zero gradient: SGD with momentum keeps moving it by lr * momentum^k * buf,
+// Adam by its decaying exp_avg, weight decay shrinks it, and its step count advances. Code
+// ported from PyTorch 1.13 that relies on the zeroed gradient must call zero_grad(false).
 //
 // Note [Optimizer state_dict keys]
 // state_dict() is one flat TensorDict, so that a checkpoint can be written with safetensors
@@ -50,6 +60,16 @@
 // tensor has its parameter's shape; then it replaces the groups' options and the state (state
 // tensors converted to their parameter's dtype and device, "step" kept as saved). Any problem
 // is an ember::Error naming the key, and leaves the optimizer unchanged.
+//
+// Note [Validating loaded state]
+// A state dict is input from a file, so load_state_dict checks it as the constructor checks its
+// options: every loaded group option goes through check_options (the constructor's checks, with
+// PyTorch's messages), and an option that is NaN, or a flag ("amsgrad", "maximize", ...) that is
+// not 0 or 1, is refused; the error names the key ("Adam.load_state_dict: param_groups.0.lr:
+// Adam: Invalid learning rate: nan"). Every "step" must be a finite, non-negative integer. An
+// optimizer with further scalar state (NAdam's "mu_product", ASGD's "eta" and "mu", LBFGS's
+// counters and history) checks it in check_state. The checks are written so that NaN fails
+// them (`x >= 0` is false for NaN; a check is never a negated `x < 0`).
 
 #include <cstdint>
 #include <functional>
@@ -130,14 +150,15 @@ class Optimizer {
   // ("Adam: Invalid learning rate: -1").
   void add_param_group(ParamGroup group);
 
-  // Drops (set_to_none) or zeroes every parameter's gradient.
+  // Drops (set_to_none) or zeroes every parameter's gradient. The default is PyTorch 2.x's
+  // (true), not 1.13's (false): Note [zero_grad sets to None] above.
   void zero_grad(bool set_to_none = true);
 
   // One update of every parameter that has a gradient.
-  void step();
+  virtual void step();
   // Evaluates `closure` (with grad enabled; it typically zeroes the gradients, computes the
   // loss and calls backward), then steps. Returns the closure's loss.
-  Tensor step(const std::function<Tensor()>& closure);
+  virtual Tensor step(const std::function<Tensor()>& closure);
 
   // The state of `param` (an error if it is not optimized here).
   ParamState& state(const Tensor& param);
@@ -154,8 +175,24 @@ class Optimizer {
   // For constructors: at least one parameter, then add_param_group for each group.
   void add_param_groups(std::vector<ParamGroup> groups);
 
-  // Checks a group's options (defaults filled in) with PyTorch's messages.
+  // Checks a group's options (defaults filled in) with PyTorch's messages. Every check must
+  // refuse NaN (Note [Validating loaded state]).
   virtual void check_options(const GroupOptions& options) const = 0;
+  // For check_options: `key` is 0 or 1 ("Adam: amsgrad must be 0 or 1 (false or true), got 2").
+  void check_flag(const GroupOptions& options, const std::string& key) const;
+  // Whether the state entry `name` has its parameter's shape and dtype (load_state_dict checks
+  // the shape and converts it); false for LBFGS's flat vectors and scalars, which check_state
+  // checks instead.
+  virtual bool state_has_param_shape(const std::string& name) const {
+    (void)name;
+    return true;
+  }
+  // Checks a loaded parameter's state (already checked: "step", and the shapes above) before
+  // load_state_dict replaces anything; errors name "<prefix><entry>", prefix "state.<i>.".
+  virtual void check_state(const std::string& prefix, const GroupOptions& options,
+                           const Tensor& param, const ParamState& state) const {
+    (void)prefix, (void)options, (void)param, (void)state;
+  }
   // Called for each parameter when its group is added (Adagrad makes its state there).
   virtual void init_state(const ParamGroup& group, const Tensor& param, ParamState& state) {
     (void)group, (void)param, (void)state;

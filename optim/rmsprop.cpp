@@ -38,6 +38,8 @@ void RMSprop::check_options(const GroupOptions& o) const {
   EMBER_CHECK(o.at("weight_decay") >= 0.0,
               "RMSprop: Invalid weight_decay value: ", o.at("weight_decay"));
   EMBER_CHECK(o.at("alpha") >= 0.0, "RMSprop: Invalid alpha value: ", o.at("alpha"));
+  check_flag(o, "centered");
+  check_flag(o, "maximize");
 }
 
 void RMSprop::update(const ParamGroup& group, const Tensor& param, const Tensor& grad,

@@ -28,6 +28,8 @@ SGD::SGD(std::vector<ParamGroup> groups, const SGDOptions& options)
 }
 
 void SGD::check_options(const GroupOptions& o) const {
+  check_flag(o, "nesterov");
+  check_flag(o, "maximize");
   EMBER_CHECK(o.at("lr") >= 0.0, "SGD: Invalid learning rate: ", o.at("lr"));
   EMBER_CHECK(o.at("momentum") >= 0.0, "SGD: Invalid momentum value: ", o.at("momentum"));
   EMBER_CHECK(o.at("weight_decay") >= 0.0,
