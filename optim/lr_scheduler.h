@@ -27,6 +27,8 @@
 // naming the scheduler and the field ("StepLR.load_state_dict: step_size must be positive, got
 // 0") and leaves the scheduler unchanged. Counts of epochs or steps (last_epoch, T_max, ...)
 // are at most 2^53.
+//
+// More schedules: optim/constant_lr.h, polynomial_lr.h, cyclic_lr.h, chained_scheduler.h.
 
 #include <cstdint>
 #include <functional>

@@ -13,6 +13,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,41 @@ std::vector<Case> cases() {
            },
            /*adam=*/true),
        5},
+      {"ConstantLR",
+       scheduler<ConstantLR>([](Optimizer& o) { return std::make_shared<ConstantLR>(o, 0.5, 4); }),
+       2},
+      {"PolynomialLR", scheduler<PolynomialLR>([](Optimizer& o) {
+         return std::make_shared<PolynomialLR>(o, 8, 2.0);
+       }),
+       3},
+      {"CyclicLR", scheduler<CyclicLR>([](Optimizer& o) {
+         return std::make_shared<CyclicLR>(
+             o, CyclicLROptions(0.01, 0.1).step_size_up(3).mode("triangular2"));
+       }),
+       7},
+      {"CyclicLR_exp_range_adam",
+       scheduler<CyclicLR>(
+           [](Optimizer& o) {
+             return std::make_shared<CyclicLR>(o, CyclicLROptions(0.01, 0.1)
+                                                      .step_size_up(2)
+                                                      .step_size_down(3)
+                                                      .mode("exp_range")
+                                                      .gamma(0.9));
+           },
+           /*adam=*/true),
+       4},
+      {"CyclicLR_no_momentum", scheduler<CyclicLR>([](Optimizer& o) {
+         return std::make_shared<CyclicLR>(
+             o, CyclicLROptions(0.01, 0.1).step_size_up(2).cycle_momentum(false));
+       }),
+       3},
+      {"ChainedScheduler", scheduler<ChainedScheduler>([](Optimizer& o) {
+         auto a = std::make_shared<PolynomialLR>(o, 6, 1.0);
+         auto b = std::make_shared<StepLR>(o, 2, 0.5);
+         auto c = std::make_shared<CosineAnnealingLR>(o, 4);
+         return std::make_shared<ChainedScheduler>(std::vector<Sched>{a, b, c});
+       }),
+       3},
   };
   // ReduceLROnPlateau is no LRScheduler: stepped with a metric that improves, then stalls.
   out.push_back({"ReduceLROnPlateau",
@@ -234,7 +270,11 @@ TEST_CASE("scheduler load_state_dict validates every field against 0 -1 NaN inf 
       } else if (t.dtype() == kInt64) {
         for (int64_t v : kBadInts) try_load(c, key, with_value(good, k, v), std::to_string(v));
       } else {
-        for (double v : kBadReals) try_load(c, key, with_value(good, k, v), std::to_string(v));
+        for (double v : kBadReals) {
+          std::ostringstream os;
+          os << v;
+          try_load(c, key, with_value(good, k, v), os.str());
+        }
       }
     }
   }
