@@ -452,6 +452,7 @@ SequentialLR::SequentialLR(Optimizer& optimizer,
               "one more than the number of milestone points, but got number of schedulers ",
               schedulers_.size(), " and the number of milestones to be equal to ",
               milestones_.size());
+  check_count(name_, "last_epoch", last_epoch, -1);
   last_epoch_ = last_epoch + 1;
   // Back to the initial lrs, each scheduler's construction step undone, and the first one
   // started again, as PyTorch does.
