@@ -55,12 +55,15 @@ Tensor Generator::get_state() const {
 }
 
 void Generator::set_state(const Tensor& state) {
+  // Any 16 bytes are a valid (seed, offset); only the tensor itself can be wrong.
   EMBER_CHECK(state.defined(), "Generator::set_state: undefined state tensor");
-  EMBER_CHECK(state.dtype() == kUInt8 && state.numel() == kStateSize,
+  EMBER_CHECK(state.dtype() == kUInt8 && state.dim() == 1 && state.numel() == kStateSize,
               "Generator::set_state: expected a uint8 tensor of ", kStateSize,
               " bytes (seed and offset) as get_state() returns, got dtype ",
               dtype_name(state.dtype()), " and shape ", state.sizes());
-  Tensor c = native::contiguous(native::to(state, kCPU));
+  EMBER_CHECK(state.is_cpu(), "Generator::set_state: the state must be a cpu tensor, got one on ",
+              state.device());
+  Tensor c = native::contiguous(state);
   const uint8_t* p = c.data_ptr<uint8_t>();
   uint64_t seed = 0, offset = 0;
   for (int b = 0; b < 8; ++b) {

@@ -83,8 +83,9 @@ class Generator {
   // the offset the op starts at, and advances the offset past them.
   PhiloxState reserve(uint64_t blocks);
 
-  // The state as a cpu uint8 tensor of kStateSize bytes; set_state takes such a tensor back and
-  // throws ember::Error for any other dtype or size.
+  // The state as a cpu uint8 tensor of kStateSize bytes; set_state takes such a tensor back
+  // (any 16 bytes: every seed and offset is valid) and throws ember::Error for any other
+  // dtype, shape or device, leaving the generator as it was.
   Tensor get_state() const;
   void set_state(const Tensor& state);
 

@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <exception>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -145,19 +146,31 @@ DataLoader::~DataLoader() {
 
 int64_t DataLoader::size() const { return batches_->size(); }
 
+namespace {
+
+// An epoch number a loader can run and count on from (its end adds one).
+void check_epoch(const char* who, int64_t epoch) {
+  EMBER_CHECK(epoch >= 0 && epoch < std::numeric_limits<int64_t>::max(), who,
+              ": epoch must be in [0, 2^63 - 1), got ", epoch);
+}
+
+}  // namespace
+
 void DataLoader::set_epoch(int64_t epoch) {
   EMBER_CHECK(!active_, "DataLoader: set_epoch during an iteration");
+  check_epoch("DataLoader.set_epoch", epoch);
   state_.epoch = epoch;
   state_.batches_done = 0;
 }
 
 void DataLoader::load_state(const DataLoaderState& s) {
   EMBER_CHECK(!active_, "DataLoader: load_state during an iteration");
-  EMBER_CHECK(s.seed == opt_.seed, "DataLoader: the saved state is for seed ", s.seed,
-              " but this loader has seed ", opt_.seed);
-  EMBER_CHECK(s.epoch >= 0 && s.batches_done >= 0 && s.batches_done <= size(),
-              "DataLoader: invalid saved position (epoch ", s.epoch, ", batch ", s.batches_done,
-              " of ", size(), ")");
+  EMBER_CHECK(s.seed == opt_.seed, "DataLoader.load_state: seed ", s.seed,
+              " is not this loader's seed ", opt_.seed, " (the saved state is for another seed)");
+  check_epoch("DataLoader.load_state", s.epoch);
+  EMBER_CHECK(s.batches_done >= 0 && s.batches_done <= size(),
+              "DataLoader.load_state: batches_done must be in [0, ", size(),
+              "] (the batches of an epoch), got ", s.batches_done, " (epoch ", s.epoch, ")");
   state_ = s;
 }
 

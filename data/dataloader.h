@@ -89,13 +89,16 @@ class DataLoader {
 
   // Batches per epoch.
   int64_t size() const;
-  // The epoch the next iteration runs (PyTorch's sampler.set_epoch). A new begin() without
-  // set_epoch runs the epoch after the last completed one.
+  // The epoch the next iteration runs (PyTorch's sampler.set_epoch), in [0, 2^63 - 1). A new
+  // begin() without set_epoch runs the epoch after the last completed one.
   void set_epoch(int64_t epoch);
   int64_t epoch() const { return state_.epoch; }
 
   // Save and restore the position. After load_state, the next begin() resumes epoch `epoch`
-  // at batch `batches_done`.
+  // at batch `batches_done`. load_state checks the state as set_epoch checks its epoch: an
+  // ember::Error naming the field ("DataLoader.load_state: batches_done must be in [0, 12]
+  // ..., got 13") unless seed is this loader's, 0 <= epoch < 2^63 - 1 and 0 <= batches_done
+  // <= size(); a refused state changes nothing.
   DataLoaderState state() const { return state_; }
   void load_state(const DataLoaderState& s);
 

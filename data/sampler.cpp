@@ -158,6 +158,11 @@ DistributedSampler::DistributedSampler(int64_t dataset_size, int64_t num_replica
   total_ = num_samples_ * replicas_;
 }
 
+void DistributedSampler::set_epoch(int64_t epoch) {
+  EMBER_CHECK(epoch >= 0, "DistributedSampler.set_epoch: epoch must be non-negative, got ", epoch);
+  epoch_ = epoch;
+}
+
 std::vector<int64_t> DistributedSampler::order(int64_t epoch) const {
   std::vector<int64_t> all;
   if (shuffle_) {

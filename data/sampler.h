@@ -86,8 +86,8 @@ class WeightedRandomSampler : public Sampler {
 // [0, num_replicas)). With shuffle, one permutation per epoch (seeded by seed and the epoch,
 // the same on every rank); the list is padded by repeating its start (or, with drop_last,
 // cut) to a multiple of num_replicas, and rank r takes positions r, r + R, r + 2R, ...
-// set_epoch(e) makes order() without an argument use epoch e, as PyTorch's does; order(e)
-// works for any epoch directly.
+// set_epoch(e) makes order() without an argument use epoch e, as PyTorch's does (e >= 0, else
+// an ember::Error and the epoch stays); order(e) works for any epoch directly.
 class DistributedSampler : public Sampler {
  public:
   DistributedSampler(int64_t dataset_size, int64_t num_replicas, int64_t rank, bool shuffle = true,
@@ -95,7 +95,7 @@ class DistributedSampler : public Sampler {
   std::vector<int64_t> order(int64_t epoch) const override;
   std::vector<int64_t> order() const { return order(epoch_); }
   int64_t size() const override { return num_samples_; }
-  void set_epoch(int64_t epoch) { epoch_ = epoch; }
+  void set_epoch(int64_t epoch);
   int64_t epoch() const { return epoch_; }
 
  private:

@@ -3,11 +3,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include "optim/state_checks.h"
+
 namespace ember::optim {
 
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+using detail::check_count;
+using detail::check_real;
+using detail::check_reals;
+using detail::kMaxSchedulerCount;
 
 // Python's a // b for b > 0.
 int64_t floor_div(int64_t a, int64_t b) {
@@ -20,6 +26,7 @@ int64_t floor_div(int64_t a, int64_t b) {
 // ---- LRScheduler -------------------------------------------------------------------------------
 
 void LRScheduler::initialize(int64_t last_epoch) {
+  check_count(name_, "last_epoch", last_epoch, -1);
   auto& groups = optimizer_->param_groups();
   if (last_epoch == -1) {
     for (ParamGroup& g : groups)
@@ -84,17 +91,38 @@ TensorDict LRScheduler::state_dict() const {
 }
 
 void LRScheduler::load_state_dict(const TensorDict& dict) {
+  const std::string who = name_ + ".load_state_dict";
   StateFields fields;
   describe(fields);
-  fields.load(dict, name_ + ".load_state_dict");
+  fields.load(dict, who, [&] {
+    check_settings(who);
+    check_state(who);
+  });
+}
+
+void LRScheduler::check_state(const std::string& who) const {
+  check_reals(who, "base_lrs", base_lrs_, 0.0);
+  check_count(who, "last_epoch", last_epoch_, -1);
+  check_count(who, "_step_count", step_count_, 0);
+  check_reals(who, "_last_lr", last_lr_);
+}
+
+void LRScheduler::check_held(const std::string& who) const {
+  check_settings(who + " (" + name_ + ")");
+  check_state(who + " (" + name_ + ")");
 }
 
 // ---- StepLR ------------------------------------------------------------------------------------
 
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma, int64_t last_epoch)
     : LRScheduler("StepLR", optimizer), step_size_(step_size), gamma_(gamma) {
-  EMBER_CHECK(step_size > 0, "StepLR: step_size must be positive, got ", step_size);
+  check_settings(name_);
   initialize(last_epoch);
+}
+
+void StepLR::check_settings(const std::string& who) const {
+  check_count(who, "step_size", step_size_, 1);
+  check_real(who, "gamma", gamma_, 0.0);
 }
 
 std::vector<double> StepLR::get_lr() {
@@ -123,7 +151,15 @@ MultiStepLR::MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, 
                          int64_t last_epoch)
     : LRScheduler("MultiStepLR", optimizer), milestones_(std::move(milestones)), gamma_(gamma) {
   std::sort(milestones_.begin(), milestones_.end());
+  check_settings(name_);
   initialize(last_epoch);
+}
+
+void MultiStepLR::check_settings(const std::string& who) const {
+  // The constructor sorts them; a loaded list must be sorted (bisection needs it).
+  EMBER_CHECK(std::is_sorted(milestones_.begin(), milestones_.end()), who,
+              ": milestones must be sorted, got ", milestones_);
+  check_real(who, "gamma", gamma_, 0.0);
 }
 
 std::vector<double> MultiStepLR::get_lr() {
@@ -153,7 +189,12 @@ void MultiStepLR::describe(StateFields& fields) {
 
 ExponentialLR::ExponentialLR(Optimizer& optimizer, double gamma, int64_t last_epoch)
     : LRScheduler("ExponentialLR", optimizer), gamma_(gamma) {
+  check_settings(name_);
   initialize(last_epoch);
+}
+
+void ExponentialLR::check_settings(const std::string& who) const {
+  check_real(who, "gamma", gamma_, 0.0);
 }
 
 std::vector<double> ExponentialLR::get_lr() {
@@ -183,15 +224,19 @@ LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor,
       start_factor_(start_factor),
       end_factor_(end_factor),
       total_iters_(total_iters) {
-  EMBER_CHECK(start_factor > 0.0 && start_factor <= 1.0,
-              "LinearLR: Starting multiplicative factor expected to be greater than 0 and less "
-              "or equal to 1, got ",
-              start_factor);
-  EMBER_CHECK(end_factor >= 0.0 && end_factor <= 1.0,
-              "LinearLR: Ending multiplicative factor expected to be between 0 and 1, got ",
-              end_factor);
-  EMBER_CHECK(total_iters > 0, "LinearLR: total_iters must be positive, got ", total_iters);
+  check_settings(name_);
   initialize(last_epoch);
+}
+
+void LinearLR::check_settings(const std::string& who) const {
+  EMBER_CHECK(start_factor_ > 0.0 && start_factor_ <= 1.0, who,
+              ": Starting multiplicative factor expected to be greater than 0 and less or equal "
+              "to 1, got start_factor = ",
+              start_factor_);
+  EMBER_CHECK(end_factor_ >= 0.0 && end_factor_ <= 1.0, who,
+              ": Ending multiplicative factor expected to be between 0 and 1, got end_factor = ",
+              end_factor_);
+  check_count(who, "total_iters", total_iters_, 1);
 }
 
 std::vector<double> LinearLR::get_lr() {
@@ -251,8 +296,13 @@ std::vector<double> LambdaLR::get_lr() {
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min,
                                      int64_t last_epoch)
     : LRScheduler("CosineAnnealingLR", optimizer), T_max_(T_max), eta_min_(eta_min) {
-  EMBER_CHECK(T_max > 0, "CosineAnnealingLR: T_max must be positive, got ", T_max);
+  check_settings(name_);
   initialize(last_epoch);
+}
+
+void CosineAnnealingLR::check_settings(const std::string& who) const {
+  check_count(who, "T_max", T_max_, 1);
+  check_real(who, "eta_min", eta_min_);
 }
 
 std::vector<double> CosineAnnealingLR::get_lr() {
@@ -302,10 +352,22 @@ CosineAnnealingWarmRestarts::CosineAnnealingWarmRestarts(Optimizer& optimizer, i
       T_mult_(T_mult),
       eta_min_(eta_min),
       T_cur_(static_cast<double>(last_epoch)) {
-  EMBER_CHECK(T_0 > 0, "CosineAnnealingWarmRestarts: Expected positive integer T_0, but got ", T_0);
-  EMBER_CHECK(T_mult >= 1, "CosineAnnealingWarmRestarts: Expected integer T_mult >= 1, but got ",
-              T_mult);
+  check_settings(name_);
   initialize(last_epoch);
+}
+
+void CosineAnnealingWarmRestarts::check_settings(const std::string& who) const {
+  EMBER_CHECK(T_0_ > 0, who, ": Expected positive integer T_0, but got ", T_0_);
+  check_count(who, "T_0", T_0_, 1);
+  EMBER_CHECK(T_mult_ >= 1, who, ": Expected integer T_mult >= 1, but got ", T_mult_);
+  check_count(who, "T_mult", T_mult_, 1);
+  check_real(who, "eta_min", eta_min_);
+}
+
+void CosineAnnealingWarmRestarts::check_state(const std::string& who) const {
+  LRScheduler::check_state(who);
+  check_count(who, "T_i", T_i_, 1);
+  check_real(who, "T_cur", T_cur_, 0.0);
 }
 
 std::vector<double> CosineAnnealingWarmRestarts::get_lr() {
@@ -324,6 +386,8 @@ void CosineAnnealingWarmRestarts::step() {
   T_cur_ += 1.0;
   if (T_cur_ >= static_cast<double>(T_i_)) {
     T_cur_ -= static_cast<double>(T_i_);
+    EMBER_CHECK(T_i_ <= kMaxSchedulerCount / T_mult_, name_,
+                ": the next period T_i * T_mult = ", T_i_, " * ", T_mult_, " exceeds 2^53");
     T_i_ *= T_mult_;
   }
   last_epoch_ += 1;
@@ -333,6 +397,8 @@ void CosineAnnealingWarmRestarts::step() {
 void CosineAnnealingWarmRestarts::step_fractional(double epoch) {
   EMBER_CHECK(epoch >= 0.0, "CosineAnnealingWarmRestarts: Expected non-negative epoch, but got ",
               epoch);
+  EMBER_CHECK(epoch <= static_cast<double>(kMaxSchedulerCount),
+              "CosineAnnealingWarmRestarts: epoch must be at most 2^53, got ", epoch);
   const double T_0 = static_cast<double>(T_0_);
   if (epoch >= T_0) {
     if (T_mult_ == 1) {
@@ -342,6 +408,9 @@ void CosineAnnealingWarmRestarts::step_fractional(double epoch) {
       const auto n =
           static_cast<int64_t>(std::log(epoch / T_0 * (mult - 1.0) + 1.0) / std::log(mult));
       const double mult_n = std::pow(mult, static_cast<double>(n));
+      EMBER_CHECK(T_0 * mult_n <= static_cast<double>(kMaxSchedulerCount),
+                  "CosineAnnealingWarmRestarts: the period T_0 * T_mult^", n, " at epoch ", epoch,
+                  " exceeds 2^53");
       T_cur_ = epoch - T_0 * (mult_n - 1.0) / (mult - 1.0);
       T_i_ = T_0_ * static_cast<int64_t>(mult_n);
     }
@@ -383,6 +452,7 @@ SequentialLR::SequentialLR(Optimizer& optimizer,
               "one more than the number of milestone points, but got number of schedulers ",
               schedulers_.size(), " and the number of milestones to be equal to ",
               milestones_.size());
+  check_count(name_, "last_epoch", last_epoch, -1);
   last_epoch_ = last_epoch + 1;
   // Back to the initial lrs, each scheduler's construction step undone, and the first one
   // started again, as PyTorch does.
@@ -410,9 +480,16 @@ void SequentialLR::step(int64_t epoch) {
               "); call step() once per epoch");
 }
 
+void SequentialLR::check_state(const std::string& who) const {
+  check_count(who, "last_epoch", last_epoch_, 0);
+  check_reals(who, "_last_lr", last_lr_);
+  for (size_t k = 0; k < schedulers_.size(); ++k)
+    schedulers_[k]->check_held(who + ": _schedulers." + std::to_string(k));
+}
+
 void SequentialLR::describe(StateFields& fields) {
   fields.add("last_epoch", last_epoch_);
-  fields.add("_milestones", milestones_);
+  fields.add("_milestones", milestones_, static_cast<int64_t>(schedulers_.size()) - 1);
   fields.add("_last_lr", last_lr_, num_groups());
   for (size_t k = 0; k < schedulers_.size(); ++k) {
     StateFields inner;
@@ -449,8 +526,12 @@ OneCycleLR::OneCycleLR(Optimizer& optimizer, const OneCycleLROptions& o)
     EMBER_CHECK(*o.steps_per_epoch() > 0,
                 "OneCycleLR: Expected positive integer steps_per_epoch, but got ",
                 *o.steps_per_epoch());
+    EMBER_CHECK(*o.epochs() <= kMaxSchedulerCount / *o.steps_per_epoch(),
+                "OneCycleLR: epochs * steps_per_epoch = ", *o.epochs(), " * ", *o.steps_per_epoch(),
+                " exceeds 2^53");
     total_steps_ = *o.epochs() * *o.steps_per_epoch();
   }
+  check_settings(name_);
   const double total = static_cast<double>(total_steps_);
   if (o.three_phase()) {
     phases_ = {
@@ -471,9 +552,16 @@ OneCycleLR::OneCycleLR(Optimizer& optimizer, const OneCycleLROptions& o)
               "OneCycleLR: anneal_strategy must by one of 'cos' or 'linear', instead got ",
               o.anneal_strategy());
   cos_ = o.anneal_strategy() == "cos";
+  check_real(name_, "div_factor", o.div_factor());
+  EMBER_CHECK(o.div_factor() > 0.0, "OneCycleLR: div_factor must be positive, got ",
+              o.div_factor());
+  check_real(name_, "final_div_factor", o.final_div_factor());
+  EMBER_CHECK(o.final_div_factor() > 0.0, "OneCycleLR: final_div_factor must be positive, got ",
+              o.final_div_factor());
 
   auto& groups = optimizer.param_groups();
   const std::vector<double> max_lrs = per_group(o.max_lr(), groups.size(), "max_lr");
+  check_reals(name_, "max_lr", max_lrs, 0.0);
   cycle_momentum_ = o.cycle_momentum();
   std::vector<double> max_momentums, base_momentums;
   if (cycle_momentum_) {
@@ -485,6 +573,8 @@ OneCycleLR::OneCycleLR(Optimizer& optimizer, const OneCycleLROptions& o)
     use_beta1_ = defaults.count("betas0") != 0;
     max_momentums = per_group(o.max_momentum(), groups.size(), "max_momentum");
     base_momentums = per_group(o.base_momentum(), groups.size(), "base_momentum");
+    check_reals(name_, "max_momentum", max_momentums, 0.0);
+    check_reals(name_, "base_momentum", base_momentums, 0.0);
   }
   if (o.last_epoch() == -1) {
     for (size_t i = 0; i < groups.size(); ++i) {
@@ -530,6 +620,22 @@ std::vector<double> OneCycleLR::get_lr() {
     if (cycle_momentum_) group.set(use_beta1_ ? "betas0" : "momentum", momentum);
   }
   return lrs;
+}
+
+void OneCycleLR::check_settings(const std::string& who) const {
+  check_count(who, "total_steps", total_steps_, 1);
+}
+
+void OneCycleLR::check_state(const std::string& who) const {
+  LRScheduler::check_state(who);
+  for (size_t k = 0; k < phases_.size(); ++k)
+    check_real(who, "_schedule_phases." + std::to_string(k) + ".end_step", phases_[k].end_step);
+  if (cycle_momentum_) {
+    const char* key = use_beta1_ ? "betas0" : "momentum";
+    EMBER_CHECK(optimizer_->defaults().count(key), who,
+                ": cycle_momentum with use_beta1 = ", use_beta1_, " needs the optimizer's \"", key,
+                "\", which ", optimizer_->name(), " has not");
+  }
 }
 
 void OneCycleLR::describe(StateFields& fields) {

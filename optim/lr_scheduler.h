@@ -22,7 +22,13 @@
 //
 // state_dict() / load_state_dict(): Note [Scheduler state_dict] in optim/state_fields.h.
 // Common keys: "base_lrs", "last_epoch", "_step_count", "_last_lr"; plus each schedule's own
-// (listed with each class below).
+// (listed with each class below). A loaded state goes through the constructor's checks and
+// more (Note [Scheduler state checks] in optim/state_checks.h): a bad value is an ember::Error
+// naming the scheduler and the field ("StepLR.load_state_dict: step_size must be positive, got
+// 0") and leaves the scheduler unchanged. Counts of epochs or steps (last_epoch, T_max, ...)
+// are at most 2^53.
+//
+// More schedules: optim/constant_lr.h, polynomial_lr.h, cyclic_lr.h, chained_scheduler.h.
 
 #include <cstdint>
 #include <functional>
@@ -75,6 +81,14 @@ class LRScheduler {
   virtual std::optional<std::vector<double>> closed_form_lr() const { return std::nullopt; }
   // The fields state_dict saves (Note [Scheduler state_dict]); overrides call the base first.
   virtual void describe(StateFields& fields);
+  // Note [Scheduler state checks]: the settings' checks, run by the constructor (who = name())
+  // and on a loaded state (who = "<name>.load_state_dict"); and the checks of the fields only
+  // a state has (the base checks the common ones; overrides call it).
+  virtual void check_settings(const std::string& who) const { (void)who; }
+  virtual void check_state(const std::string& who) const;
+  // Both, for a scheduler held by another one (SequentialLR, ChainedScheduler): `who` names
+  // the holder and the position ("SequentialLR.load_state_dict: _schedulers.1").
+  void check_held(const std::string& who) const;
 
   // Writes lrs into the groups and remembers them as the last lrs.
   void apply_lrs(const std::vector<double>& lrs);
@@ -90,6 +104,7 @@ class LRScheduler {
   std::vector<double> last_lr_;
 
   friend class SequentialLR;  // rewinds and restarts the schedulers it holds
+  friend class ChainedScheduler;
 };
 
 // lr * gamma every step_size epochs. Keys: + "step_size", "gamma".
@@ -101,6 +116,7 @@ class StepLR : public LRScheduler {
   std::vector<double> get_lr() override;
   std::optional<std::vector<double>> closed_form_lr() const override;
   void describe(StateFields& fields) override;
+  void check_settings(const std::string& who) const override;
 
  private:
   int64_t step_size_;
@@ -118,6 +134,7 @@ class MultiStepLR : public LRScheduler {
   std::vector<double> get_lr() override;
   std::optional<std::vector<double>> closed_form_lr() const override;
   void describe(StateFields& fields) override;
+  void check_settings(const std::string& who) const override;
 
  private:
   std::vector<int64_t> milestones_;  // sorted
@@ -133,6 +150,7 @@ class ExponentialLR : public LRScheduler {
   std::vector<double> get_lr() override;
   std::optional<std::vector<double>> closed_form_lr() const override;
   void describe(StateFields& fields) override;
+  void check_settings(const std::string& who) const override;
 
  private:
   double gamma_;
@@ -150,6 +168,7 @@ class LinearLR : public LRScheduler {
   std::vector<double> get_lr() override;
   std::optional<std::vector<double>> closed_form_lr() const override;
   void describe(StateFields& fields) override;
+  void check_settings(const std::string& who) const override;
 
  private:
   double start_factor_, end_factor_;
@@ -183,6 +202,7 @@ class CosineAnnealingLR : public LRScheduler {
   std::vector<double> get_lr() override;
   std::optional<std::vector<double>> closed_form_lr() const override;
   void describe(StateFields& fields) override;
+  void check_settings(const std::string& who) const override;
 
  private:
   int64_t T_max_;
@@ -204,6 +224,8 @@ class CosineAnnealingWarmRestarts : public LRScheduler {
  protected:
   std::vector<double> get_lr() override;
   void describe(StateFields& fields) override;
+  void check_settings(const std::string& who) const override;
+  void check_state(const std::string& who) const override;
 
  private:
   int64_t T_0_, T_i_, T_mult_;
@@ -229,6 +251,7 @@ class SequentialLR : public LRScheduler {
  protected:
   std::vector<double> get_lr() override { return group_lrs(); }
   void describe(StateFields& fields) override;
+  void check_state(const std::string& who) const override;
 
  private:
   std::vector<std::shared_ptr<LRScheduler>> schedulers_;
@@ -272,6 +295,8 @@ class OneCycleLR : public LRScheduler {
  protected:
   std::vector<double> get_lr() override;
   void describe(StateFields& fields) override;
+  void check_settings(const std::string& who) const override;
+  void check_state(const std::string& who) const override;
 
  private:
   struct Phase {

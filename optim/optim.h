@@ -10,6 +10,10 @@
 // - optim/step_count.h    the step counters (internal); each update is one fused kernel,
 //                         native::sgd_step_ ... in core/ops/optim.h
 // - optim/lr_scheduler.h  LRScheduler and the epoch/batch schedules (StepLR ... OneCycleLR)
+// - optim/constant_lr.h, polynomial_lr.h, cyclic_lr.h: ConstantLR, PolynomialLR, CyclicLR
+// - optim/chained_scheduler.h  ChainedScheduler: several schedules stepped together
+// - optim/state_checks.h  the checks of loaded scheduler state (internal; Note [Scheduler
+//                         state checks])
 // - optim/reduce_lr_on_plateau.h  ReduceLROnPlateau, driven by a metric
 // Gradient clipping is in nn/clip_grad.h (torch.nn.utils).
 
@@ -18,10 +22,14 @@
 #include "optim/adam.h"
 #include "optim/adamax.h"
 #include "optim/asgd.h"
+#include "optim/chained_scheduler.h"
+#include "optim/constant_lr.h"
+#include "optim/cyclic_lr.h"
 #include "optim/lbfgs.h"
 #include "optim/lr_scheduler.h"
 #include "optim/nadam.h"
 #include "optim/optimizer.h"
+#include "optim/polynomial_lr.h"
 #include "optim/radam.h"
 #include "optim/reduce_lr_on_plateau.h"
 #include "optim/rmsprop.h"

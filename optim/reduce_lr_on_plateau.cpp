@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "optim/state_checks.h"
+
 namespace ember::optim {
 
 namespace {
@@ -17,7 +19,6 @@ ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& optimizer, const ReduceLROnPlate
       threshold_(o.threshold()),
       cooldown_(o.cooldown()),
       eps_(o.eps()) {
-  EMBER_CHECK(o.factor() < 1.0, "ReduceLROnPlateau: Factor should be < 1.0.");
   const size_t groups = optimizer.param_groups().size();
   if (o.min_lr().size() == 1) {
     min_lrs_.assign(groups, o.min_lr()[0]);
@@ -35,6 +36,25 @@ ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& optimizer, const ReduceLROnPlate
   mode_worse_ = mode_max_ ? -kInf : kInf;
   best_ = mode_worse_;
   for (const ParamGroup& g : optimizer.param_groups()) last_lr_.push_back(g.lr());
+  check_settings("ReduceLROnPlateau");
+}
+
+void ReduceLROnPlateau::check_settings(const std::string& who) const {
+  EMBER_CHECK(factor_ >= 0.0 && factor_ < 1.0, who,
+              ": Factor should be < 1.0. (factor must be in [0, 1), got ", factor_, ")");
+  detail::check_reals(who, "min_lrs", min_lrs_, 0.0);
+  detail::check_count(who, "patience", patience_, 0);
+  detail::check_count(who, "cooldown", cooldown_, 0);
+  detail::check_real(who, "threshold", threshold_, 0.0);
+  detail::check_real(who, "eps", eps_, 0.0);
+}
+
+void ReduceLROnPlateau::check_state(const std::string& who) const {
+  detail::check_count(who, "cooldown_counter", cooldown_counter_, 0);
+  EMBER_CHECK(!std::isnan(best_), who, ": best must not be NaN");
+  detail::check_count(who, "num_bad_epochs", num_bad_epochs_, 0);
+  detail::check_count(who, "last_epoch", last_epoch_, 0);
+  detail::check_reals(who, "_last_lr", last_lr_);
 }
 
 bool ReduceLROnPlateau::is_better(double a, double best) const {
@@ -98,9 +118,13 @@ TensorDict ReduceLROnPlateau::state_dict() const {
 }
 
 void ReduceLROnPlateau::load_state_dict(const TensorDict& dict) {
+  const std::string who = "ReduceLROnPlateau.load_state_dict";
   StateFields fields;
   describe(fields);
-  fields.load(dict, "ReduceLROnPlateau.load_state_dict");
+  fields.load(dict, who, [&] {
+    check_settings(who);
+    check_state(who);
+  });
   mode_worse_ = mode_max_ ? -kInf : kInf;  // PyTorch re-derives it from the mode
 }
 

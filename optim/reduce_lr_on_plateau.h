@@ -14,7 +14,12 @@
 //
 // state_dict keys (Note [Scheduler state_dict] in optim/state_fields.h): "factor", "min_lrs",
 // "patience", "cooldown", "cooldown_counter", "threshold", "best", "num_bad_epochs",
-// "mode_worse", "eps", "last_epoch", "_last_lr". mode and threshold_mode are not saved.
+// "mode_worse", "eps", "last_epoch", "_last_lr". mode and threshold_mode are not saved (nor is
+// mode_worse used: it is derived from the mode). The constructor's checks (0 <= factor < 1,
+// min_lrs finite and >= 0, patience and cooldown >= 0, threshold and eps finite and >= 0) and
+// those of the state (counters >= 0, best not NaN) run on a loaded state too (Note [Scheduler
+// state checks] in optim/state_checks.h): a bad value is an ember::Error naming the field, and
+// the scheduler stays as it was.
 
 #include <cstdint>
 #include <string>
@@ -59,6 +64,8 @@ class ReduceLROnPlateau {
   bool is_better(double a, double best) const;
   void reduce_lr();
   void describe(StateFields& fields);
+  void check_settings(const std::string& who) const;
+  void check_state(const std::string& who) const;
 
   Optimizer* optimizer_;
   bool mode_max_;

@@ -109,4 +109,16 @@ void StateFields::load(const TensorDict& dict, const std::string& who) const {
   }
 }
 
+void StateFields::load(const TensorDict& dict, const std::string& who,
+                       const std::function<void()>& check) const {
+  const TensorDict before = save();
+  load(dict, who);
+  try {
+    check();
+  } catch (...) {
+    load(before, who);
+    throw;
+  }
+}
+
 }  // namespace ember::optim

@@ -12,9 +12,12 @@
 // functions (ReduceLROnPlateau's mode, OneCycleLR's anneal_strategy, LambdaLR's lambdas) are
 // not saved: they come from the constructor, as PyTorch does not save LambdaLR's lambdas.
 // Loading needs every key and no other, each of its kind (and lists of per-group values one
-// per group); otherwise an ember::Error names the key and nothing changes.
+// per group); otherwise an ember::Error names the key and nothing changes. The loaded values
+// then go through the scheduler's checks (Note [Scheduler state checks] in
+// optim/state_checks.h).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -38,6 +41,10 @@ class StateFields {
   TensorDict save() const;
   // `who` names the scheduler in errors ("StepLR.load_state_dict").
   void load(const TensorDict& dict, const std::string& who) const;
+  // load(), then `check()` on the loaded values: if it throws, the previous values are put
+  // back and the error is rethrown, so that a refused dict changes nothing.
+  void load(const TensorDict& dict, const std::string& who,
+            const std::function<void()>& check) const;
 
  private:
   template <class T>

@@ -1,8 +1,11 @@
-// LR schedulers: each one's lr (and cycled momentum) over 25 steps against PyTorch
-// (tests/golden/gen_optim.py), state_dict round trips mid-run, keys, closed forms and errors.
+// LR schedulers: each one's lr (and cycled momentum) over 25 or 40 steps against PyTorch
+// (tests/golden/gen_optim.py; ConstantLR, PolynomialLR, CyclicLR and ChainedScheduler in
+// tests/golden/gen_lr_scheduler.py), state_dict round trips mid-run, keys, closed forms and
+// errors.
 
 #include <ember/ember.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
@@ -19,11 +22,13 @@ using ember::testing::check_close;
 using ember::testing::Golden;
 using ember::testing::golden;
 using ember::testing::keys;
+using ember::testing::kNaN;
 using ember::testing::values;
 
 namespace {
 
-constexpr int kSchedSteps = 25;
+constexpr int kSchedSteps = 25;      // optim.safetensors
+constexpr int kMoreSchedSteps = 40;  // lr_scheduler.safetensors
 constexpr double kPi = 3.14159265358979323846;
 
 // Two groups with lr 0.1 and 0.05, as gen_optim.py's two_groups().
@@ -65,6 +70,10 @@ struct SchedConfig {
   std::string name;
   std::function<std::unique_ptr<optim::Optimizer>()> make_optimizer;
   std::function<Stepper(optim::Optimizer&)> make_scheduler;
+  std::string area = "optim";  // the golden file
+  int steps = kSchedSteps;
+  std::string key;  // the golden trajectory's name, if not `name`
+  const std::string& golden_key() const { return key.empty() ? name : key; }
 };
 
 std::vector<SchedConfig> sched_configs() {
@@ -140,6 +149,97 @@ std::vector<SchedConfig> sched_configs() {
   };
 }
 
+// ConstantLR, PolynomialLR, CyclicLR and ChainedScheduler (gen_lr_scheduler.py): SGD with
+// momentum 0.9, 40 steps.
+std::vector<SchedConfig> more_sched_configs() {
+  using namespace optim;
+  using Sched = std::shared_ptr<LRScheduler>;
+  auto sgd = [] { return make_sgd(0.9); };
+  auto config = [](std::string name, std::function<std::unique_ptr<Optimizer>()> make_opt,
+                   std::function<Stepper(Optimizer&)> make, std::string key = "") {
+    return SchedConfig{std::move(name), std::move(make_opt), std::move(make),
+                       "lr_scheduler",  kMoreSchedSteps,     std::move(key)};
+  };
+  return {
+      config("constant_lr", sgd,
+             [](Optimizer& o) { return wrap(std::make_shared<ConstantLR>(o, 0.5, 4)); }),
+      config("constant_lr_default", sgd,
+             [](Optimizer& o) { return wrap(std::make_shared<ConstantLR>(o)); }),
+      config("polynomial_lr", sgd,
+             [](Optimizer& o) { return wrap(std::make_shared<PolynomialLR>(o, 8, 2.0)); }),
+      config("polynomial_lr_sqrt", sgd,
+             [](Optimizer& o) { return wrap(std::make_shared<PolynomialLR>(o, 6, 0.5)); }),
+      config("cyclic_triangular", sgd,
+             [](Optimizer& o) {
+               return wrap(std::make_shared<CyclicLR>(
+                   o,
+                   CyclicLROptions({0.01, 0.005}, {0.1, 0.05}).step_size_up(4).step_size_down(2)));
+             }),
+      // PyTorch 1.13 refuses Adam here; ember cycles betas0 (as PyTorch 2.x) the same way.
+      config(
+          "cyclic_triangular_adam", make_adam,
+          [](Optimizer& o) {
+            return wrap(std::make_shared<CyclicLR>(
+                o, CyclicLROptions({0.01, 0.005}, {0.1, 0.05}).step_size_up(4).step_size_down(2)));
+          },
+          "cyclic_triangular"),
+      config("cyclic_triangular2", sgd,
+             [](Optimizer& o) {
+               return wrap(std::make_shared<CyclicLR>(o, CyclicLROptions(0.001, 0.01)
+                                                             .step_size_up(3)
+                                                             .mode("triangular2")
+                                                             .base_momentum({0.85})
+                                                             .max_momentum({0.95})));
+             }),
+      config("cyclic_exp_range", sgd,
+             [](Optimizer& o) {
+               return wrap(std::make_shared<CyclicLR>(o, CyclicLROptions({0.02}, {0.2, 0.1})
+                                                             .step_size_up(5)
+                                                             .step_size_down(3)
+                                                             .mode("exp_range")
+                                                             .gamma(0.97)
+                                                             .cycle_momentum(false)));
+             }),
+      config("cyclic_custom_cycle", sgd,
+             [](Optimizer& o) {
+               return wrap(std::make_shared<CyclicLR>(
+                   o, CyclicLROptions(0.01, 0.1)
+                          .step_size_up(2)
+                          .step_size_down(4)
+                          .scale_fn([](double x) { return 1.0 / (1.0 + 0.5 * x); })
+                          .scale_mode("cycle")));
+             }),
+      config("cyclic_custom_iterations", sgd,
+             [](Optimizer& o) {
+               return wrap(std::make_shared<CyclicLR>(
+                   o, CyclicLROptions(0.01, 0.1)
+                          .step_size_up(3)
+                          .step_size_down(0)
+                          .scale_fn([](double x) { return std::pow(0.99, x); })
+                          .scale_mode("iterations")));
+             }),
+      config("chained", sgd,
+             [](Optimizer& o) {
+               Sched a = std::make_shared<ConstantLR>(o, 0.1, 2);
+               Sched b = std::make_shared<ExponentialLR>(o, 0.9);
+               return wrap(std::make_shared<ChainedScheduler>(std::vector<Sched>{a, b}));
+             }),
+      config("chained_three", sgd,
+             [](Optimizer& o) {
+               Sched a = std::make_shared<StepLR>(o, 3, 0.5);
+               Sched b = std::make_shared<LinearLR>(o, 0.5, 1.0, 4);
+               Sched c = std::make_shared<PolynomialLR>(o, 30, 1.0);
+               return wrap(std::make_shared<ChainedScheduler>(std::vector<Sched>{a, b, c}));
+             }),
+  };
+}
+
+std::vector<SchedConfig> all_sched_configs() {
+  std::vector<SchedConfig> all = sched_configs();
+  for (SchedConfig& c : more_sched_configs()) all.push_back(std::move(c));
+  return all;
+}
+
 std::vector<double> group_lrs(const optim::Optimizer& o) {
   std::vector<double> out;
   for (const auto& g : o.param_groups()) out.push_back(g.lr());
@@ -154,18 +254,22 @@ std::vector<double> group_momenta(const optim::Optimizer& o) {
 }
 
 // Row t of a golden [26, 2] trajectory.
-Tensor row(const std::string& key, int t) { return golden("optim")[key].select(0, t); }
+Tensor row(const std::string& area, const std::string& key, int t) {
+  return golden(area)[key].select(0, t);
+}
 
 Tensor as_tensor(const std::vector<double>& v) {
   return tensor(v, {static_cast<int64_t>(v.size())});
 }
 
-void check_row(const std::string& name, const optim::Optimizer& o, const Stepper& s, int t) {
-  const std::string what = name + " after step " + std::to_string(t);
-  check_close(as_tensor(group_lrs(o)), row(name + ".lr", t), 1e-15, 1e-13, what + " (lr)");
-  check_close(as_tensor(s.last_lr()), row(name + ".lr", t), 1e-15, 1e-13, what + " (last lr)");
-  if (golden("optim").has(name + ".momentum"))
-    check_close(as_tensor(group_momenta(o)), row(name + ".momentum", t), 1e-15, 1e-13,
+void check_row(const SchedConfig& c, const optim::Optimizer& o, const Stepper& s, int t) {
+  const std::string what = c.name + " after step " + std::to_string(t);
+  const std::string& name = c.golden_key();
+  check_close(as_tensor(group_lrs(o)), row(c.area, name + ".lr", t), 1e-15, 1e-13, what + " (lr)");
+  check_close(as_tensor(s.last_lr()), row(c.area, name + ".lr", t), 1e-15, 1e-13,
+              what + " (last lr)");
+  if (golden(c.area).has(name + ".momentum"))
+    check_close(as_tensor(group_momenta(o)), row(c.area, name + ".momentum", t), 1e-15, 1e-13,
                 what + " (momentum)");
 }
 
@@ -177,22 +281,22 @@ TensorDict through_safetensors(const TensorDict& d) {
 }  // namespace
 
 TEST_CASE("LR schedulers follow PyTorch's trajectories", "[optim][lr_scheduler][golden]") {
-  for (const SchedConfig& c : sched_configs()) {
+  for (const SchedConfig& c : all_sched_configs()) {
     INFO(c.name);
     auto opt = c.make_optimizer();
     Stepper s = c.make_scheduler(*opt);
-    check_row(c.name, *opt, s, 0);
-    for (int t = 0; t < kSchedSteps; ++t) {
+    check_row(c, *opt, s, 0);
+    for (int t = 0; t < c.steps; ++t) {
       opt->step();  // no gradients: nothing moves, as in the script
       s.step(t);
-      check_row(c.name, *opt, s, t + 1);
+      check_row(c, *opt, s, t + 1);
     }
   }
 }
 
 TEST_CASE("LR scheduler state_dict round trip mid-run continues PyTorch's trajectory",
           "[optim][lr_scheduler][golden]") {
-  for (const SchedConfig& c : sched_configs()) {
+  for (const SchedConfig& c : all_sched_configs()) {
     INFO(c.name);
     auto opt = c.make_optimizer();
     Stepper s = c.make_scheduler(*opt);
@@ -205,11 +309,11 @@ TEST_CASE("LR scheduler state_dict round trip mid-run continues PyTorch's trajec
     Stepper s2 = c.make_scheduler(*opt2);
     opt2->load_state_dict(opt_state);
     s2.load_state_dict(sched_state);
-    for (int t = 10; t < kSchedSteps; ++t) {
+    for (int t = 10; t < c.steps; ++t) {
       s.step(t);
       s2.step(t);
-      check_row(c.name, *opt2, s2, t + 1);
-      check_row(c.name, *opt, s, t + 1);
+      check_row(c, *opt2, s2, t + 1);
+      check_row(c, *opt, s, t + 1);
     }
   }
 }
@@ -396,4 +500,124 @@ TEST_CASE("LR schedulers drive a real optimizer's lr", "[optim][lr_scheduler]") 
   plateau.step(1.0);  // no improvement, patience 0: reduce
   CHECK(opt.param_groups()[0].lr() == Approx(0.01));
   CHECK(plateau.get_last_lr()[0] == Approx(0.01));
+}
+
+TEST_CASE("ConstantLR and PolynomialLR step(epoch) follow PyTorch's closed forms",
+          "[optim][lr_scheduler][golden]") {
+  const std::vector<int64_t> epochs = {3, 0, 7, 4, 12, 5, 1};  // gen_lr_scheduler.py's
+  std::vector<
+      std::pair<std::string, std::function<std::shared_ptr<optim::LRScheduler>(optim::Optimizer&)>>>
+      cases = {
+          {"constant_lr",
+           [](optim::Optimizer& o) { return std::make_shared<optim::ConstantLR>(o, 0.5, 4); }},
+          {"polynomial_lr",
+           [](optim::Optimizer& o) { return std::make_shared<optim::PolynomialLR>(o, 8, 2.0); }},
+          {"polynomial_lr_sqrt",
+           [](optim::Optimizer& o) { return std::make_shared<optim::PolynomialLR>(o, 6, 0.5); }},
+      };
+  for (const auto& [name, make] : cases) {
+    auto opt = make_sgd(0.9);
+    auto s = make(*opt);
+    for (size_t i = 0; i < epochs.size(); ++i) {
+      s->step(epochs[i]);
+      check_close(as_tensor(group_lrs(*opt)),
+                  row("lr_scheduler", name + ".closed", static_cast<int>(i)), 1e-15, 1e-13,
+                  name + " step(" + std::to_string(epochs[i]) + ")");
+    }
+  }
+  // ConstantLR with factor 0: PyTorch's lr / factor fails at total_iters; ember gives base_lr.
+  auto opt = make_sgd();
+  optim::ConstantLR zero(*opt, 0.0, 2);
+  CHECK(zero.get_last_lr()[0] == 0.0);
+  zero.step();
+  CHECK(zero.get_last_lr()[0] == 0.0);
+  zero.step();
+  CHECK(zero.get_last_lr() == std::vector<double>{0.1, 0.05});
+}
+
+TEST_CASE("ConstantLR, PolynomialLR, CyclicLR and ChainedScheduler: keys and errors",
+          "[optim][lr_scheduler]") {
+  using optim::CyclicLROptions;
+  auto opt = make_sgd(0.9);
+  optim::CyclicLR cyclic(*opt, CyclicLROptions(0.01, 0.1).step_size_up(4));
+  CHECK(keys(cyclic.state_dict()) ==
+        std::vector<std::string>{"base_lrs", "last_epoch", "_step_count", "_last_lr", "max_lrs",
+                                 "total_size", "step_ratio", "gamma", "cycle_momentum", "use_beta1",
+                                 "base_momentums", "max_momentums"});
+  CHECK(values(cyclic.state_dict()[5].second) == std::vector<double>{8.0});  // total_size
+  CHECK(cyclic.base_lrs() == std::vector<double>{0.01, 0.01});
+  auto opt_c = make_sgd();
+  optim::ConstantLR constant(*opt_c, 0.5, 3);
+  CHECK(keys(constant.state_dict()) == std::vector<std::string>{"base_lrs", "last_epoch",
+                                                                "_step_count", "_last_lr", "factor",
+                                                                "total_iters"});
+  optim::PolynomialLR poly(*opt_c, 4, 2.0);
+  CHECK(keys(poly.state_dict()).back() == "power");
+  auto a = std::make_shared<optim::ConstantLR>(*opt_c, 0.5, 3);
+  auto b = std::make_shared<optim::StepLR>(*opt_c, 2);
+  optim::ChainedScheduler chained({a, b});
+  const auto k = keys(chained.state_dict());
+  CHECK(k.front() == "_last_lr");
+  CHECK(std::find(k.begin(), k.end(), "_schedulers.0.factor") != k.end());
+  CHECK(std::find(k.begin(), k.end(), "_schedulers.1.step_size") != k.end());
+  CHECK(chained.last_epoch() == -1);
+  CHECK_THROWS_WITH(chained.step(int64_t{3}),
+                    Contains("ChainedScheduler: step(epoch) is not supported"));
+
+  // Constructor errors, with PyTorch's messages where it has them.
+  auto o = make_sgd(0.9);
+  CHECK_THROWS_WITH(optim::ConstantLR(*o, 1.5),
+                    Contains("Constant multiplicative factor expected to be between 0 and 1"));
+  CHECK_THROWS_WITH(optim::ConstantLR(*o, kNaN),
+                    Contains("Constant multiplicative factor expected to be between 0 and 1"));
+  CHECK_THROWS_WITH(optim::ConstantLR(*o, 0.5, -1),
+                    Contains("ConstantLR: total_iters must be non-negative, got -1"));
+  CHECK_THROWS_WITH(optim::PolynomialLR(*o, 0),
+                    Contains("PolynomialLR: total_iters must be positive, got 0"));
+  CHECK_THROWS_WITH(optim::PolynomialLR(*o, 5, kNaN),
+                    Contains("PolynomialLR: power must be finite and non-negative, got nan"));
+  CHECK_THROWS_WITH(optim::CyclicLR(*o, CyclicLROptions({0.1, 0.1, 0.1}, {1.0})),
+                    Contains("CyclicLR: expected 2 values for base_lr, got 3"));
+  CHECK_THROWS_WITH(optim::CyclicLR(*o, CyclicLROptions(0.1, 1.0).mode("cosine")),
+                    Contains("CyclicLR: mode is invalid and scale_fn is None"));
+  CHECK_THROWS_WITH(optim::CyclicLR(*o, CyclicLROptions(0.1, 1.0).step_size_up(0)),
+                    Contains("CyclicLR: step_size_up must be positive, got 0"));
+  CHECK_THROWS_WITH(optim::CyclicLR(*o, CyclicLROptions(0.1, 1.0).step_size_down(-1)),
+                    Contains("CyclicLR: step_size_down must be non-negative, got -1"));
+  CHECK_THROWS_WITH(optim::CyclicLR(*o, CyclicLROptions(0.1, kNaN)),
+                    Contains("CyclicLR: max_lrs[0] must be finite and non-negative, got nan"));
+  CHECK_THROWS_WITH(optim::CyclicLR(*o, CyclicLROptions(0.1, 1.0).mode("exp_range").gamma(0)),
+                    Contains("CyclicLR: gamma must be in (0, 1], got 0"));
+  CHECK_THROWS_WITH(
+      optim::CyclicLR(
+          *o, CyclicLROptions(0.1, 1.0).scale_fn([](double) { return 1.0; }).scale_mode("epoch")),
+      Contains("scale_mode must be 'cycle' or 'iterations', got 'epoch'"));
+  optim::Adagrad adagrad(two_groups());
+  CHECK_THROWS_WITH(optim::CyclicLR(adagrad, CyclicLROptions(0.1, 1.0)),
+                    Contains("optimizer must support momentum or beta1 with `cycle_momentum`"));
+  // A refused constructor leaves the groups as they were.
+  CHECK(o->param_groups()[0].lr() == 0.1);
+  CHECK(o->param_groups()[0].get("momentum") == 0.9);
+  optim::CyclicLR no_momentum(adagrad, CyclicLROptions(0.1, 1.0).cycle_momentum(false));
+  CHECK(adagrad.param_groups()[0].lr() == 0.1);
+
+  auto other = make_sgd();
+  auto c = std::make_shared<optim::ExponentialLR>(*other, 0.9);
+  CHECK_THROWS_WITH(optim::ChainedScheduler({a, c}),
+                    Contains("expects all schedulers to belong to the same optimizer, but got "
+                             "schedulers at index 0 and 1 to be different"));
+  CHECK_THROWS_WITH(optim::ChainedScheduler({}), Contains("needs at least one scheduler"));
+
+  // A state with a cycle of size 0 (PyTorch: ZeroDivisionError) is refused when loaded.
+  TensorDict sd = cyclic.state_dict();
+  sd[5].second = scalar_tensor(0.0, kFloat64);
+  CHECK_THROWS_WITH(cyclic.load_state_dict(sd),
+                    Contains("CyclicLR.load_state_dict: total_size must be finite and positive"));
+  // A chained scheduler names the one whose field is bad.
+  TensorDict csd = chained.state_dict();
+  for (auto& [key, t] : csd)
+    if (key == "_schedulers.1.step_size") t = scalar_tensor(0, kInt64);
+  CHECK_THROWS_WITH(chained.load_state_dict(csd),
+                    Contains("ChainedScheduler.load_state_dict: _schedulers.1 (StepLR): step_size "
+                             "must be positive, got 0"));
 }
