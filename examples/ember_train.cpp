@@ -9,10 +9,12 @@
 // Each epoch: one pass over the training set (shuffled by --seed, batches from the
 // DataLoader), then an evaluation on the test set under eval() and NoGradGuard. Inputs are
 // normalised with Fashion-MNIST's mean 0.2860 and std 0.3530 (examples/fashion_data.h, after
-// the optional augmentation). Progress goes to stderr: a bar with the running loss, samples/s and
-// the epoch's ETA when stderr is a terminal, otherwise one line per epoch. stdout gets ONE JSON
-// line at the end: model, epochs, test_acc, train_seconds, train_loss, params, threads, seed
-// and the rest of the settings.
+// the optional augmentation). Progress goes to stderr (examples/progress.h): when stderr is a
+// terminal, a bar with the running loss, samples/s and the epoch's ETA, fitted to the terminal's
+// width, and "evaluating" while the test set runs; otherwise a plain line at each 10% of an epoch
+// (and at least every 30 s); either way one summary line per epoch. stdout gets ONE JSON line at
+// the end: model, epochs, test_acc, train_seconds, train_loss, params, threads, seed and the
+// rest of the settings.
 //
 // Checkpoints (--checkpoint-dir DIR): after each epoch, DIR/epoch-<N>.safetensors and
 // DIR/last.safetensors (ember::save_checkpoint: model, optimizer, scheduler, generators and
@@ -21,20 +23,31 @@
 // sums. --resume loads DIR/last.safetensors and continues exactly: the batches, the learning
 // rates and the optimizer moments are those of an uninterrupted run, so its final numbers are
 // the same bit for bit. The settings that shape the trajectory must match the checkpoint's
-// (they are stored in it); --epochs may grow when the schedule does not depend on it.
+// (they are stored in it, and compared before anything is loaded: "checkpoint ... is for --model
+// mlp, this run is --model cnn"); --epochs may grow when the schedule does not depend on it.
 //
-// Exit status: 0 on success, 1 on an error (an ember::Error message on stderr), 2 on bad
-// command-line arguments, 130 after an interrupt.
+// Outputs cannot be lost silently (examples/output_file.h): the metrics CSV and the JSON line
+// are flushed and checked as they are written, checkpoints are written atomically and checked
+// (ember::save_checkpoint), and --checkpoint-dir is probed (a file created and removed) before
+// the first epoch; a write that fails ends the run with an error naming the file ("cannot write
+// metrics to /dev/full: No space left on device").
+//
+// Exit status: 0 on success (every result written), 1 on an error (the message on stderr; also
+// when stderr itself could not be written, though the results were), 2 on bad command-line
+// arguments ("--epochs must be a positive integer, got 'abc'"), 130 after an interrupt.
 
 #include <ember/ember.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -44,12 +57,15 @@
 #include <string>
 #include <vector>
 
+#include "cli_values.h"
 #include "data/dataloader.h"
 #include "data/dataset.h"
 #include "data/fashion_mnist.h"
 #include "data/transforms.h"
 #include "fashion_data.h"
 #include "models.h"
+#include "output_file.h"
+#include "progress.h"
 #include "serialize/checkpoint.h"
 
 namespace {
@@ -104,8 +120,20 @@ struct Schedule {
   bool per_batch = false;
 };
 
+// The steps of the whole run; a length that overflows is a usage error (--epochs too large).
+int64_t total_steps(const Config& c, int64_t steps_per_epoch) {
+  int64_t total = 0;
+  if (__builtin_mul_overflow(c.epochs, steps_per_epoch, &total))
+    throw examples::UsageError("--epochs " + std::to_string(c.epochs) +
+                               " is too large: " + std::to_string(c.epochs) + " epochs of " +
+                               std::to_string(steps_per_epoch) +
+                               " steps overflow the step counter (at most " +
+                               std::to_string(examples::kMaxInt64) + " steps)");
+  return total;
+}
+
 Schedule make_schedule(const Config& c, optim::Optimizer& opt, int64_t steps_per_epoch) {
-  const int64_t total = c.epochs * steps_per_epoch;
+  const int64_t total = total_steps(c, steps_per_epoch);
   Schedule s;
   if (c.schedule == "none") return s;
   if (c.schedule == "step") {
@@ -149,51 +177,57 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Config& c, std::vector<Te
 
 // ---- progress on stderr ------------------------------------------------------------------------
 
-std::string format_duration(double seconds) {
-  const int64_t s = static_cast<int64_t>(std::llround(std::max(seconds, 0.0)));
-  char buf[32];
-  if (s >= 3600)
-    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", static_cast<long long>(s / 3600),
-                  static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
-  else
-    std::snprintf(buf, sizeof buf, "%lld:%02lld", static_cast<long long>(s / 60),
-                  static_cast<long long>(s % 60));
-  return buf;
-}
-
-// A one-line bar redrawn in place (at most 10 times a second) when stderr is a terminal;
-// nothing otherwise (the per-epoch summary line is printed by the caller either way).
+// On a terminal, a bar redrawn in place (at most 10 times a second) that fits its width; else a
+// plain line at each tenth of the epoch or every 30 s (examples/progress.h). The per-epoch
+// summary line is printed by the caller either way.
 class ProgressBar {
  public:
   ProgressBar() : tty_(isatty(STDERR_FILENO) == 1) {}
 
   void start(int64_t epoch, int64_t epochs, int64_t total_batches, int64_t first_batch) {
-    epoch_ = epoch, epochs_ = epochs, total_ = total_batches, first_ = first_batch;
+    progress_ = examples::Progress{};
+    progress_.epoch = epoch, progress_.epochs = epochs, progress_.total_batches = total_batches;
+    first_ = first_batch;
     start_ = last_draw_ = Clock::now();
     samples_ = 0;
+    cadence_.start(first_batch, total_batches, 0.0);
   }
 
   void update(int64_t batches_done, int64_t batch_samples, double running_loss) {
     samples_ += batch_samples;
-    if (!tty_) return;
     const auto now = Clock::now();
-    if (batches_done < total_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
-    last_draw_ = now;
     const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (tty_) {
+      if (batches_done < progress_.total_batches &&
+          now - last_draw_ < std::chrono::milliseconds(100))
+        return;
+    } else if (!cadence_.due(batches_done, elapsed)) {
+      return;
+    }
+    last_draw_ = now;
     const int64_t done_here = batches_done - first_;
-    const double rate = elapsed > 0 ? static_cast<double>(samples_) / elapsed : 0.0;
-    const double eta =
-        done_here > 0 ? elapsed * static_cast<double>(total_ - batches_done) / done_here : 0.0;
-    constexpr int kWidth = 30;
-    const int filled = static_cast<int>(kWidth * batches_done / std::max<int64_t>(total_, 1));
-    std::string bar(static_cast<size_t>(filled), '=');
-    if (filled < kWidth) bar += '>';
-    bar.resize(kWidth, ' ');
-    std::fprintf(stderr, "\repoch %lld/%lld [%s] %lld/%lld loss %.4f %.0f samples/s ETA %s \033[K",
-                 static_cast<long long>(epoch_) + 1, static_cast<long long>(epochs_), bar.c_str(),
-                 static_cast<long long>(batches_done), static_cast<long long>(total_), running_loss,
-                 rate, format_duration(eta).c_str());
-    std::fflush(stderr);
+    progress_.batches_done = batches_done;
+    progress_.loss = running_loss;
+    progress_.samples_per_second = elapsed > 0 ? static_cast<double>(samples_) / elapsed : 0.0;
+    progress_.eta_seconds =
+        done_here > 0
+            ? elapsed * static_cast<double>(progress_.total_batches - batches_done) / done_here
+            : 0.0;
+    if (tty_)
+      redraw(examples::bar_line(progress_, examples::terminal_width(STDERR_FILENO)));
+    else
+      std::fprintf(stderr, "%s\n", examples::log_line(progress_).c_str());
+  }
+
+  // Shown while the test set runs.
+  void evaluating(int64_t test_images) {
+    const std::string text = "epoch " + std::to_string(progress_.epoch + 1) + "/" +
+                             std::to_string(progress_.epochs) + ": evaluating on " +
+                             std::to_string(test_images) + " test images...";
+    if (tty_)
+      redraw(examples::fit_line(text, examples::terminal_width(STDERR_FILENO)));
+    else
+      std::fprintf(stderr, "%s\n", text.c_str());
   }
 
   // Clears the bar so that the caller's summary line replaces it.
@@ -202,8 +236,16 @@ class ProgressBar {
   }
 
  private:
+  // "\r", the line, and an erase to the end of the line (what a longer line left behind).
+  static void redraw(const std::string& line) {
+    std::fprintf(stderr, "\r%s\033[K", line.c_str());
+    std::fflush(stderr);
+  }
+
   bool tty_;
-  int64_t epoch_ = 0, epochs_ = 0, total_ = 0, first_ = 0, samples_ = 0;
+  examples::Progress progress_;
+  examples::LogCadence cadence_;
+  int64_t first_ = 0, samples_ = 0;
   Clock::time_point start_, last_draw_;
 };
 
@@ -264,27 +306,102 @@ double extra_double(const CheckpointInfo& info, const std::string& key, const st
 constexpr const char* kCsvHeader = "epoch,step,train_loss,train_acc,test_loss,test_acc,lr,seconds";
 
 // Opens the metrics file: a fresh run truncates it; a resumed run keeps the rows of the epochs
-// the checkpoint had completed (dropping any written after it) and appends.
-std::ofstream open_metrics(const std::string& path, bool resumed, int64_t epochs_done) {
+// the checkpoint had completed (dropping any written after it) and appends. A file that is not
+// ember-train's metrics (another header, a row that does not start with an epoch number) is an
+// error naming the file and the line, before anything is overwritten.
+examples::OutputFile open_metrics(const std::string& path, bool resumed, int64_t epochs_done) {
   std::vector<std::string> keep{kCsvHeader};
   if (resumed) {
     std::ifstream in(path);
     std::string line;
-    bool header = true;
+    int64_t line_no = 0;
     while (std::getline(in, line)) {
-      if (header) {
-        header = false;
+      ++line_no;
+      auto bad = [&](const std::string& why) {
+        EMBER_ERROR("--resume: the metrics file ", path, " line ", line_no, ": ", why, ", got '",
+                    line.size() > 80 ? line.substr(0, 80) + "..." : line,
+                    "' (not written by ember-train? move it away or pass another --metrics)");
+      };
+      if (line_no == 1) {
+        if (line != kCsvHeader) bad(std::string("expected the header '") + kCsvHeader + "'");
         continue;
       }
-      if (!line.empty() && std::stoll(line.substr(0, line.find(','))) <= epochs_done)
-        keep.push_back(line);
+      if (line.empty()) continue;
+      const size_t comma = line.find(',');
+      const std::string epoch = line.substr(0, comma);
+      if (comma == std::string::npos || std::count(line.begin(), line.end(), ',') != 7 ||
+          epoch.empty() || epoch.size() > 18 ||
+          epoch.find_first_not_of("0123456789") != std::string::npos)
+        bad("expected 8 comma-separated fields starting with the epoch number");
+      if (std::stoll(epoch) <= epochs_done) keep.push_back(line);
     }
+    EMBER_CHECK(!in.bad(), "--resume: cannot read the metrics file ", path);
   }
-  std::ofstream out(path, std::ios::trunc);
-  EMBER_CHECK(out.good(), "cannot write the metrics file ", path);
-  for (const std::string& l : keep) out << l << '\n';
-  out.flush();
+  examples::OutputFile out("metrics", path);
+  for (const std::string& l : keep) out.write_line(l);
   return out;
+}
+
+// Finds out before the first epoch whether checkpoints can be written to `dir`: creates it if
+// needed, then creates, writes, syncs and removes a small file in it.
+void probe_checkpoint_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  EMBER_CHECK(!ec, "--checkpoint-dir ", dir, ": cannot create the directory: ", ec.message());
+  EMBER_CHECK(fs::is_directory(dir, ec), "--checkpoint-dir ", dir, ": not a directory");
+  const std::string probe = (fs::path(dir) / ".ember-train-probe.XXXXXX").string();
+  std::vector<char> name(probe.begin(), probe.end());
+  name.push_back('\0');
+  const int fd = ::mkstemp(name.data());
+  EMBER_CHECK(fd >= 0, "--checkpoint-dir ", dir,
+              ": cannot write checkpoints there: ", std::strerror(errno));
+  const char byte = 0;
+  const bool ok = ::write(fd, &byte, 1) == 1 && ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  ::unlink(name.data());
+  EMBER_CHECK(ok, "--checkpoint-dir ", dir,
+              ": cannot write checkpoints there: ", std::strerror(err));
+}
+
+// The saved settings of `info` against this run's, model and optimizer first: the first that
+// differs is an error naming the option ("... is for --model mlp, this run is --model cnn").
+void check_resume_settings(const CheckpointInfo& info,
+                           const std::map<std::string, std::string>& settings,
+                           const std::string& path) {
+  std::vector<std::string> order{"model", "optimizer"};
+  for (const auto& kv : settings)
+    if (kv.first != "model" && kv.first != "optimizer") order.push_back(kv.first);
+  const bool from_ember_train = info.extra.count("config.model") > 0;
+  EMBER_CHECK(from_ember_train, "--resume: ", path,
+              " has no ember-train settings (config.model): it was not written by ember-train");
+  auto shown = [](const std::string& key, const std::string& value) {
+    if (key == "augment")
+      return value == "true" ? std::string("--augment") : std::string("no --augment");
+    if (key == "steps_per_epoch") return value + " steps per epoch";
+    std::string option = "--" + key;
+    std::replace(option.begin(), option.end(), '_', '-');
+    std::string v = value;
+    char* end = nullptr;
+    const double d = std::strtod(value.c_str(), &end);
+    if (value.find('.') != std::string::npos && end == value.c_str() + value.size())
+      v = json_number(d);  // 0.0030000000000000001 -> 0.003
+    if ((key == "weight_decay" && d < 0) || (key == "train_subset" && value == "0"))
+      return "the default " + option;
+    return option + " " + v;
+  };
+  for (const std::string& key : order) {
+    const std::string& value = settings.at(key);
+    auto it = info.extra.find("config." + key);
+    if (it == info.extra.end())
+      EMBER_ERROR("--resume: ", path, " does not record ", key,
+                  " (written by another version of ember-train?); this run has ",
+                  shown(key, value));
+    EMBER_CHECK(it->second == value, "--resume: checkpoint ", path, " is for ",
+                shown(key, it->second), ", this run is ", shown(key, value),
+                " (resume with the checkpoint's settings)");
+  }
 }
 
 // ---- evaluation --------------------------------------------------------------------------------
@@ -330,6 +447,9 @@ int run(Config c) {
   EMBER_CHECK(!c.resume || !c.checkpoint_dir.empty(),
               "--resume needs --checkpoint-dir (where to find last.safetensors)");
   if (c.lr == 0.0) c.lr = default_lr(c.optimizer);
+  // Before the data and the model: an unwritable checkpoint directory fails now, not after an
+  // epoch of training.
+  if (!c.checkpoint_dir.empty()) probe_checkpoint_dir(c.checkpoint_dir);
 
   // Data: normalised batches gathered in one pass (examples/fashion_data.h); with
   // --augment, random crops and flips of each [0, 1] image first.
@@ -352,7 +472,12 @@ int run(Config c) {
   data::DataLoaderOptions test_opt;
   test_opt.batch_size = kEvalBatch;
   data::DataLoader test_loader(test_set, test_opt);
+  EMBER_CHECK(train_set->size() > 0, "the training set is empty: the Fashion-MNIST files in ",
+              c.data_dir, " hold no training images");
+  EMBER_CHECK(test_set->size() > 0, "the test set is empty: the Fashion-MNIST files in ",
+              c.data_dir, " hold no test images");
   const int64_t steps_per_epoch = train_loader.size();
+  total_steps(c, steps_per_epoch);  // refuses an --epochs whose steps overflow
 
   if (c.lr_step <= 0) c.lr_step = std::max<int64_t>(1, c.epochs * 2 / 3);
   if (c.warmup_steps <= 0) c.warmup_steps = std::max<int64_t>(1, c.epochs * steps_per_epoch / 20);
@@ -370,7 +495,6 @@ int run(Config c) {
   namespace fs = std::filesystem;
   const std::string last_path =
       c.checkpoint_dir.empty() ? "" : (fs::path(c.checkpoint_dir) / "last.safetensors").string();
-  if (!c.checkpoint_dir.empty()) fs::create_directories(c.checkpoint_dir);
 
   // Counters, restored on resume.
   int64_t step = 0;
@@ -382,14 +506,10 @@ int run(Config c) {
 
   if (c.resume) {
     EMBER_CHECK(fs::exists(last_path), "--resume: no checkpoint ", last_path);
+    // The settings first (from the header alone): a checkpoint of another model or optimizer
+    // is named as such, not by the first state_dict that fails to fit.
+    check_resume_settings(read_checkpoint_info(last_path), settings, last_path);
     CheckpointInfo info = load_checkpoint(last_path, state, device);
-    for (const auto& [key, value] : settings) {
-      auto it = info.extra.find("config." + key);
-      EMBER_CHECK(it != info.extra.end() && it->second == value, "--resume: ", last_path,
-                  " was written with ", key, " = ",
-                  it == info.extra.end() ? std::string("(none)") : it->second, " but this run has ",
-                  key, " = ", value, " (resume with the checkpoint's settings)");
-    }
     step = info.step;
     train_seconds = extra_double(info, "train_seconds", last_path);
     epoch_loss_sum = extra_double(info, "epoch_loss_sum", last_path);
@@ -423,7 +543,7 @@ int run(Config c) {
     save_checkpoint(path, state, info);
   };
 
-  std::ofstream metrics;
+  examples::OutputFile metrics;
   if (!c.metrics.empty()) metrics = open_metrics(c.metrics, c.resume, train_loader.epoch());
 
   if (!c.checkpoint_dir.empty()) {
@@ -480,11 +600,13 @@ int run(Config c) {
                    static_cast<long long>(train_loader.state().batches_done),
                    static_cast<long long>(step), last_path.empty() ? "" : "; saved ",
                    last_path.c_str());
+      metrics.close();
       return g_stop_requested ? 130 : 0;
     }
     if (!sched.per_batch && sched.scheduler) sched.scheduler->step();
 
     const auto eval_start = Clock::now();
+    bar.evaluating(test_set->size());
     const EvalResult test = evaluate(*model, test_loader, device);
     const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
     last_train_loss = epoch_loss_sum / static_cast<double>(epoch_seen);
@@ -499,13 +621,11 @@ int run(Config c) {
                  static_cast<long long>(epoch) + 1, static_cast<long long>(c.epochs),
                  last_train_loss, last_train_acc, last_test_loss, last_test_acc, lr, epoch_seconds,
                  static_cast<double>(epoch_seen) / epoch_seconds, eval_seconds);
-    if (metrics.is_open()) {
-      metrics << epoch + 1 << ',' << step << ',' << json_number(last_train_loss) << ','
-              << json_number(last_train_acc) << ',' << json_number(last_test_loss) << ','
-              << json_number(last_test_acc) << ',' << json_number(lr) << ','
-              << json_number(epoch_seconds) << '\n';
-      metrics.flush();
-    }
+    if (metrics.is_open())
+      metrics.write_line(std::to_string(epoch + 1) + ',' + std::to_string(step) + ',' +
+                         json_number(last_train_loss) + ',' + json_number(last_train_acc) + ',' +
+                         json_number(last_test_loss) + ',' + json_number(last_test_acc) + ',' +
+                         json_number(lr) + ',' + json_number(epoch_seconds));
     epoch_loss_sum = epoch_seconds = 0.0;
     epoch_correct = epoch_seen = 0;
     if (!c.checkpoint_dir.empty()) {
@@ -515,66 +635,86 @@ int run(Config c) {
     }
   }
 
+  metrics.close();
   const double total_seconds = std::chrono::duration<double>(Clock::now() - wall_start).count();
-  std::cout << "{\"model\": \"" << c.model << "\", \"epochs\": " << c.epochs
-            << ", \"test_acc\": " << json_number(last_test_acc)
-            << ", \"test_loss\": " << json_number(last_test_loss)
-            << ", \"train_loss\": " << json_number(last_train_loss)
-            << ", \"train_acc\": " << json_number(last_train_acc)
-            << ", \"train_seconds\": " << json_number(train_seconds)
-            << ", \"total_seconds\": " << json_number(total_seconds) << ", \"steps\": " << step
-            << ", \"params\": " << params << ", \"optimizer\": \"" << c.optimizer
-            << "\", \"lr\": " << json_number(c.lr) << ", \"schedule\": \"" << c.schedule
-            << "\", \"batch_size\": " << c.batch_size
-            << ", \"augment\": " << (c.augment ? "true" : "false")
-            << ", \"train_examples\": " << train_set->size() << ", \"threads\": " << num_threads()
-            << ", \"seed\": " << c.seed << ", \"device\": \"" << device.str()
-            << "\", \"peak_rss_mb\": " << json_number(peak_rss_mb()) << "}" << std::endl;
+  std::ostringstream json;
+  json << "{\"model\": \"" << c.model << "\", \"epochs\": " << c.epochs
+       << ", \"test_acc\": " << json_number(last_test_acc)
+       << ", \"test_loss\": " << json_number(last_test_loss)
+       << ", \"train_loss\": " << json_number(last_train_loss)
+       << ", \"train_acc\": " << json_number(last_train_acc)
+       << ", \"train_seconds\": " << json_number(train_seconds)
+       << ", \"total_seconds\": " << json_number(total_seconds) << ", \"steps\": " << step
+       << ", \"params\": " << params << ", \"optimizer\": \"" << c.optimizer
+       << "\", \"lr\": " << json_number(c.lr) << ", \"schedule\": \"" << c.schedule
+       << "\", \"batch_size\": " << c.batch_size
+       << ", \"augment\": " << (c.augment ? "true" : "false")
+       << ", \"train_examples\": " << train_set->size() << ", \"threads\": " << num_threads()
+       << ", \"seed\": " << c.seed << ", \"device\": \"" << device.str()
+       << "\", \"peak_rss_mb\": " << json_number(peak_rss_mb()) << "}";
+  examples::write_stdout_line(json.str());
   return 0;
 }
 
 }  // namespace
+
+// The numeric options, as given: parsed by examples/cli_values.h for short, exact messages.
+// An empty string is an option that was not given (its default comes from the other settings).
+struct NumberArgs {
+  std::string epochs = "3", batch_size = "64", lr, weight_decay, lr_step, lr_gamma = "0.1",
+              warmup_steps, threads, seed = "0", num_workers = "0", train_subset, stop_after;
+};
+
+void parse_numbers(const NumberArgs& a, Config& c) {
+  using examples::kInf;
+  using examples::parse_int;
+  using examples::parse_real;
+  c.epochs = parse_int("--epochs", a.epochs, 1);
+  c.batch_size = parse_int("--batch-size", a.batch_size, 1);
+  if (!a.lr.empty()) c.lr = parse_real("--lr", a.lr, 0.0, kInf, /*min_inclusive=*/false);
+  if (!a.weight_decay.empty())
+    c.weight_decay = parse_real("--weight-decay", a.weight_decay, 0.0, kInf, true);
+  if (!a.lr_step.empty()) c.lr_step = parse_int("--lr-step", a.lr_step, 1);
+  c.lr_gamma = parse_real("--lr-gamma", a.lr_gamma, 0.0, 1.0, true);
+  if (!a.warmup_steps.empty()) c.warmup_steps = parse_int("--warmup-steps", a.warmup_steps, 1);
+  if (!a.threads.empty()) c.threads = static_cast<int>(parse_int("--threads", a.threads, 1, 4096));
+  c.seed = examples::parse_uint64("--seed", a.seed);
+  c.num_workers = parse_int("--num-workers", a.num_workers, 0, 1024);
+  if (!a.train_subset.empty()) c.train_subset = parse_int("--train-subset", a.train_subset, 1);
+  if (!a.stop_after.empty()) c.stop_after = parse_int("--stop-after", a.stop_after, 1);
+}
 
 // The setup before the first try only throws on a programming error (a malformed option),
 // which should end the program loudly.
 // NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   Config c;
+  NumberArgs n;
   c.data_dir = ember::data::FashionMNIST::default_root();
   CLI::App app{"ember-train: trains an MLP or a CNN on Fashion-MNIST and prints one JSON line"};
   app.add_option("--model", c.model, "mlp (784-256-128-10) or cnn (2 conv blocks)")
       ->check(CLI::IsMember({"mlp", "cnn"}))
       ->capture_default_str();
-  app.add_option("--epochs", c.epochs, "passes over the training set")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--batch-size", c.batch_size, "examples per step")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  app.add_option("--epochs", n.epochs, "passes over the training set")->capture_default_str();
+  app.add_option("--batch-size", n.batch_size, "examples per step")->capture_default_str();
   app.add_option("--optimizer", c.optimizer, "sgd (momentum 0.9), adam or adamw")
       ->check(CLI::IsMember({"sgd", "adam", "adamw"}))
       ->capture_default_str();
-  app.add_option("--lr", c.lr,
-                 "learning rate (the peak for onecycle) [default: 0.05 sgd, 1e-3 adam(w)]")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--weight-decay", c.weight_decay, "[default: 0, adamw 0.01]")
-      ->check(CLI::NonNegativeNumber);
+  app.add_option("--lr", n.lr,
+                 "learning rate (the peak for onecycle) [default: 0.05 sgd, 1e-3 adam(w)]");
+  app.add_option("--weight-decay", n.weight_decay, "[default: 0, adamw 0.01]");
   app.add_option("--schedule", c.schedule,
                  "none, step (per epoch), cosine, warmup-cosine or onecycle (per batch)")
       ->check(CLI::IsMember({"none", "step", "cosine", "warmup-cosine", "onecycle"}))
       ->capture_default_str();
-  app.add_option("--lr-step", c.lr_step, "step: epochs between decays [default: 2/3 of --epochs]")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--lr-gamma", c.lr_gamma, "step: the decay factor")
-      ->check(CLI::Range(0.0, 1.0))
+  app.add_option("--lr-step", n.lr_step, "step: epochs between decays [default: 2/3 of --epochs]");
+  app.add_option("--lr-gamma", n.lr_gamma, "step: the decay factor, in [0, 1]")
       ->capture_default_str();
-  app.add_option("--warmup-steps", c.warmup_steps,
-                 "warmup-cosine: steps of linear warmup [default: 5% of the steps]")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--threads", c.threads,
-                 "compute threads [default: the cores, or EMBER_NUM_THREADS]")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--seed", c.seed, "initial weights, shuffling and augmentation")
+  app.add_option("--warmup-steps", n.warmup_steps,
+                 "warmup-cosine: steps of linear warmup [default: 5% of the steps]");
+  app.add_option("--threads", n.threads,
+                 "compute threads, 1 to 4096 [default: the cores, or EMBER_NUM_THREADS]");
+  app.add_option("--seed", n.seed, "initial weights, shuffling and augmentation (0 to 2^64 - 1)")
       ->capture_default_str();
   app.add_option("--device", c.device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
@@ -587,24 +727,30 @@ int main(int argc, char** argv) {
   app.add_flag("--resume", c.resume, "continue from DIR/last.safetensors of --checkpoint-dir");
   app.add_option("--metrics", c.metrics,
                  "CSV file: epoch,step,train_loss,train_acc,test_loss,test_acc,lr,seconds");
-  app.add_option("--num-workers", c.num_workers, "DataLoader worker threads")
-      ->check(CLI::NonNegativeNumber)
+  app.add_option("--num-workers", n.num_workers, "DataLoader worker threads, 0 to 1024")
       ->capture_default_str();
-  app.add_option("--train-subset", c.train_subset, "train on the first N examples only")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--train-subset", n.train_subset, "train on the first N examples only");
   app.add_flag("--augment", c.augment, "RandomCrop(28, padding 2) and horizontal flips");
-  app.add_option("--stop-after", c.stop_after,
-                 "stop after this many steps in all, as if interrupted (saves last.safetensors)")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--stop-after", n.stop_after,
+                 "stop after this many steps in all, as if interrupted (saves last.safetensors)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;  // --help: 0
   }
+  int status = 1;
   try {
-    return run(c);
+    parse_numbers(n, c);
+    status = run(c);
+  } catch (const examples::UsageError& e) {
+    std::fprintf(stderr, "ember-train: error: %s\n", e.what());
+    status = 2;
   } catch (const std::exception& e) {
-    std::cerr << "ember-train: error: " << e.what() << "\n";
-    return 1;
+    std::fprintf(stderr, "ember-train: error: %s\n", e.what());
+    status = 1;
   }
+  // The results are written and checked by now; a stderr that could not be written (its
+  // messages lost) still makes the status an error.
+  if (std::fflush(stderr) != 0 || std::ferror(stderr)) status = status == 0 ? 1 : status;
+  return status;
 }

@@ -95,6 +95,24 @@ class Reader {
   const std::map<std::string, std::string>& metadata_;
 };
 
+// Checks that `metadata` is a checkpoint's, of a format this build reads, and returns its counters.
+CheckpointInfo info_of(const std::string& path,
+                       const std::map<std::string, std::string>& metadata) {
+  const Reader meta(path, metadata);
+  auto format = metadata.find("format");
+  EMBER_CHECK(format != metadata.end(), "load_checkpoint: '", path,
+              "' is not an ember checkpoint (its metadata has no \"format\": \"", kCheckpointFormat,
+              "\"); a plain state dict loads with load_state_dict and Module::load_state_dict");
+  EMBER_CHECK(format->second == kCheckpointFormat, "load_checkpoint: '", path, "' has format \"",
+              format->second, "\", this build reads \"", kCheckpointFormat, "\"");
+  CheckpointInfo info;
+  info.epoch = meta.get_int("epoch");
+  info.step = meta.get_int("step");
+  for (const auto& [k, v] : metadata)
+    if (starts_with(k, "extra.")) info.extra[k.substr(6)] = v;
+  return info;
+}
+
 // The directory and file name of `path`.
 std::pair<std::string, std::string> split_path(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -171,20 +189,7 @@ CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& sta
     throw Error(detail::str("load_checkpoint: ", e.what()));
   }
   const Reader meta(path, file.metadata);
-
-  // Is it a checkpoint, of a format this build reads?
-  auto format = file.metadata.find("format");
-  EMBER_CHECK(format != file.metadata.end(), "load_checkpoint: '", path,
-              "' is not an ember checkpoint (its metadata has no \"format\": \"", kCheckpointFormat,
-              "\"); a plain state dict loads with load_state_dict and Module::load_state_dict");
-  EMBER_CHECK(format->second == kCheckpointFormat, "load_checkpoint: '", path, "' has format \"",
-              format->second, "\", this build reads \"", kCheckpointFormat, "\"");
-
-  CheckpointInfo info;
-  info.epoch = meta.get_int("epoch");
-  info.step = meta.get_int("step");
-  for (const auto& [k, v] : file.metadata)
-    if (starts_with(k, "extra.")) info.extra[k.substr(6)] = v;
+  CheckpointInfo info = info_of(path, file.metadata);
 
   // Which parts the file has, and are the requested ones among them?
   std::map<std::string, bool> saved;
@@ -295,6 +300,16 @@ CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& sta
   }
   for (const auto& [device, t] : generators) default_generator(device).set_state(t);
   return info;
+}
+
+CheckpointInfo read_checkpoint_info(const std::string& path) {
+  std::map<std::string, std::string> metadata;
+  try {
+    metadata = safetensors::load_metadata(path);
+  } catch (const Error& e) {
+    throw Error(detail::str("load_checkpoint: ", e.what()));
+  }
+  return info_of(path, metadata);
 }
 
 size_t remove_stale_temp_files(const std::string& path) {

@@ -21,9 +21,13 @@
 // and its "__metadata__" holds "format" = "ember-checkpoint/1", "epoch", "step", "parts" (the
 // parts saved, comma-separated, from "model,optimizer,scheduler,plateau,loader,rng"), the
 // loader's position ("loader.epoch", "loader.batches_done", "loader.seed", decimal) and the
-// caller's extras ("extra.<key>"). Resuming restores every part given, the generators and the
-// loader's position, so that training continues bit for bit as if it had never stopped (the
-// batches, the dropout masks, the learning rates and the optimizer moments are all the same).
+// caller's extras ("extra.<key>"), plus the checksum of each tensor that every safetensors file
+// ember writes carries (Note [safetensors checksums] in safetensors.h: a damaged byte makes the
+// load fail naming the tensor, "tensor 'model.0.weight': the data is corrupt (crc32
+// mismatch...)"; checkpoints written before the checksums existed load unverified). Resuming
+// restores every part given, the generators and the loader's position, so that training
+// continues bit for bit as if it had never stopped (the batches, the dropout masks, the learning
+// rates and the optimizer moments are all the same).
 // Only the default generators are saved: a private Generator the program owns is its own to
 // save (Generator::get_state). The CUDA generators ("rng.cuda.<i>") are restored when a file has
 // them; saving them waits for the CUDA backend (a CUDA build needs a device count to list them).
@@ -101,6 +105,12 @@ void save_checkpoint(const std::string& path, const TrainingState& state,
 // and an optimizer's state follows its parameters'.
 CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& state,
                                std::optional<Device> map_location = std::nullopt);
+
+// The counters and extras of the checkpoint at `path`, read from its header alone (no tensor is
+// read, nothing is restored; the same checks of the format as load_checkpoint): a look at the
+// settings a checkpoint was written with before loading it (ember-train's --resume compares
+// them with its own first).
+CheckpointInfo read_checkpoint_info(const std::string& path);
 
 // Removes the temporary files of `path` that crashed writers left behind (Note [Checkpoint
 // temporary files]) and returns how many it removed. Files of live processes (this one

@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -28,6 +30,9 @@ using nlohmann::json;
 // The reference implementation refuses headers above 100 MB; so does ember.
 constexpr uint64_t kMaxHeaderSize = 100'000'000;
 constexpr const char* kMetadataKey = "__metadata__";
+// Note [safetensors checksums] in safetensors.h.
+constexpr const char* kChecksumPrefix = "ember.crc32.";
+constexpr size_t kChecksumPrefixLength = 12;
 constexpr uint64_t kMaxInt64 = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 
 // ---- dtypes ----------------------------------------------------------------------------------
@@ -334,6 +339,114 @@ void append_json_string(std::string& out, const std::string& s, const char* role
   out += '"';
 }
 
+// The metadata object as the writer encodes it: {"key":"value",...} in key order.
+std::string encode_metadata(const std::map<std::string, std::string>& metadata) {
+  std::string out = "{";
+  for (const auto& kv : metadata) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, kv.first, "metadata key");
+    out += ':';
+    append_json_string(out, kv.second, "metadata value");
+  }
+  return out + '}';
+}
+
+// ---- checksums (Note [safetensors checksums]) ------------------------------------------------
+
+bool is_checksum_key(const std::string& key) {
+  return key.compare(0, kChecksumPrefixLength, kChecksumPrefix) == 0;
+}
+
+uint32_t crc32_of(const void* data, size_t n) {
+  const uLong start = ::crc32_z(0, nullptr, 0);
+  return static_cast<uint32_t>(::crc32_z(start, static_cast<const Bytef*>(data), n));
+}
+uint32_t crc32_of(const std::string& s) { return crc32_of(s.data(), s.size()); }
+uint32_t crc32_of(const Tensor& contiguous_cpu) {
+  return contiguous_cpu.numel() == 0 ? crc32_of(nullptr, 0)
+                                     : crc32_of(contiguous_cpu.data_ptr(), contiguous_cpu.nbytes());
+}
+
+std::string hex8(uint32_t v) {
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
+// 8 lowercase hex digits (as hex8 writes them: a flipped case bit is damage too), or false.
+bool parse_hex8(const std::string& s, uint32_t& v) {
+  if (s.size() != 8) return false;
+  v = 0;
+  for (char ch : s) {
+    const int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+    if (d < 0) return false;
+    v = v << 4 | static_cast<uint32_t>(d);
+  }
+  return true;
+}
+
+// The checksums a header declares, taken out of its metadata and checked against the header:
+// the metadata's own is verified here, the tensors' by verify() once their bytes are read.
+struct Declared {
+  bool present = false;
+  std::map<std::string, uint32_t> tensors;
+};
+
+Declared take_checksums(Header& h, const std::string& what) {
+  Declared d;
+  bool has_metadata_crc = false;
+  uint32_t metadata_crc = 0;
+  for (auto it = h.metadata.begin(); it != h.metadata.end();) {
+    if (!is_checksum_key(it->first)) {
+      ++it;
+      continue;
+    }
+    d.present = true;
+    uint32_t v = 0;
+    if (!parse_hex8(it->second, v))
+      fail(what, "\"__metadata__\": the checksum '", it->first,
+           "' should be 8 lowercase hex digits, got '", it->second, "' (the header is damaged)");
+    const std::string name = it->first.substr(kChecksumPrefixLength);
+    if (name == kMetadataKey) {
+      has_metadata_crc = true;
+      metadata_crc = v;
+    } else {
+      d.tensors[name] = v;
+    }
+    it = h.metadata.erase(it);
+  }
+  if (!d.present) return d;
+  if (!has_metadata_crc)
+    fail(what, "\"__metadata__\": the file has ember checksums but no '", kChecksumPrefix,
+         kMetadataKey, "' (the header is damaged)");
+  const uint32_t got = crc32_of(encode_metadata(h.metadata));
+  if (got != metadata_crc)
+    fail(what, "\"__metadata__\": the metadata is corrupt (crc32 mismatch: the header says ",
+         hex8(metadata_crc), ", its entries give ", hex8(got), ")");
+  std::set<std::string> names;
+  for (const Entry& e : h.entries) {
+    names.insert(e.name);
+    if (!d.tensors.count(e.name))
+      fail_tensor(what, e.name, "has no checksum '", kChecksumPrefix, e.name,
+                  "', though the file has ember checksums (the header is damaged)");
+  }
+  for (const auto& kv : d.tensors)
+    if (!names.count(kv.first))
+      fail(what, "\"__metadata__\": the checksum '", kChecksumPrefix, kv.first,
+           "' names no tensor of the file (the header is damaged)");
+  return d;
+}
+
+// Checks a tensor's bytes, just read, against its declared checksum.
+void verify(const Declared& d, const Entry& e, const Tensor& t, const std::string& what) {
+  if (!d.present) return;
+  const uint32_t want = d.tensors.at(e.name);
+  const uint32_t got = crc32_of(t);
+  if (got != want)
+    fail_tensor(what, e.name, "the data is corrupt (crc32 mismatch: the header says ", hex8(want),
+                ", the bytes give ", hex8(got), ")");
+}
+
 // ---- files -----------------------------------------------------------------------------------
 
 std::string errno_str(int err) { return std::strerror(err); }
@@ -377,6 +490,27 @@ struct FdGuard {
   }
 };
 
+[[noreturn]] void truncated(const std::string& path) {
+  fail(path, "the file ended while reading (was it modified?)");
+}
+
+// Opens `path` into fd and reads and checks its header; n is set to the header's length.
+Header read_header(const std::string& path, FdGuard& fd, uint64_t& n) {
+  fd.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd.fd < 0) fail(path, "cannot open: ", errno_str(errno));
+  struct stat st;
+  if (::fstat(fd.fd, &st) != 0) fail(path, "cannot stat: ", errno_str(errno));
+  if (!S_ISREG(st.st_mode)) fail(path, "not a regular file");
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+
+  uint8_t prefix[8] = {};
+  if (file_size >= 8 && !pread_all(fd.fd, prefix, 8, 0, path)) truncated(path);
+  n = header_length(prefix, file_size, path);
+  std::string text(n, '\0');
+  if (!pread_all(fd.fd, text.data(), n, 8, path)) truncated(path);
+  return parse_header(text.data(), n, file_size - 8 - n, path);
+}
+
 // ---- writing -------------------------------------------------------------------------------
 
 // The 8-byte length and the padded JSON header, and the tensors (contiguous, on the CPU) whose
@@ -387,24 +521,13 @@ struct Prepared {
   uint64_t data_size = 0;
 };
 
-Prepared prepare(const TensorDict& tensors, const std::map<std::string, std::string>& metadata) {
-  std::string header = "{";
-  if (!metadata.empty()) {
-    header += "\"__metadata__\":{";
-    bool first = true;
-    for (const auto& kv : metadata) {
-      if (!first) header += ',';
-      first = false;
-      append_json_string(header, kv.first, "metadata key");
-      header += ':';
-      append_json_string(header, kv.second, "metadata value");
-    }
-    header += '}';
-  }
-
+Prepared prepare(const TensorDict& tensors, const std::map<std::string, std::string>& metadata,
+                 Checksums checksums) {
   std::set<std::string> names;
-  std::vector<Tensor> rows;  // each tensor contiguous on the CPU
-  uint64_t offset = 0;
+  std::vector<std::string> json_names;  // each name as a JSON string
+  std::vector<Tensor> rows;             // each tensor contiguous on the CPU
+  json_names.reserve(tensors.size());
+  rows.reserve(tensors.size());
   for (const auto& [name, t] : tensors) {
     EMBER_CHECK(!name.empty(), "safetensors: a tensor has an empty name");
     EMBER_CHECK(name != kMetadataKey, "safetensors: a tensor may not be called '", kMetadataKey,
@@ -412,9 +535,27 @@ Prepared prepare(const TensorDict& tensors, const std::map<std::string, std::str
     EMBER_CHECK(names.insert(name).second, "safetensors: the tensor name '", name,
                 "' appears twice");
     EMBER_CHECK(t.defined(), "safetensors: tensor '", name, "' is undefined");
-    Tensor c = t.detach().to(kCPU).contiguous();
+    append_json_string(json_names.emplace_back(), name, "tensor name");
+    rows.push_back(t.detach().to(kCPU).contiguous());
+  }
+
+  std::map<std::string, std::string> all = metadata;
+  if (checksums == Checksums::CRC32) {
+    for (const auto& kv : metadata)
+      EMBER_CHECK(!is_checksum_key(kv.first), "safetensors: the metadata key '", kv.first,
+                  "' is reserved for ember's checksums (Note [safetensors checksums])");
+    all[kChecksumPrefix + std::string(kMetadataKey)] = hex8(crc32_of(encode_metadata(metadata)));
+    for (size_t i = 0; i < rows.size(); ++i)
+      all[kChecksumPrefix + tensors[i].first] = hex8(crc32_of(rows[i]));
+  }
+  std::string header = "{";
+  if (!all.empty()) header += "\"__metadata__\":" + encode_metadata(all);
+
+  uint64_t offset = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Tensor& c = rows[i];
     if (header.size() > 1) header += ',';
-    append_json_string(header, name, "tensor name");
+    header += json_names[i];
     header += ":{\"dtype\":\"";
     header += code_of(c.dtype());
     header += "\",\"shape\":[";
@@ -425,7 +566,6 @@ Prepared prepare(const TensorDict& tensors, const std::map<std::string, std::str
     header += "],\"data_offsets\":[" + std::to_string(offset) + ',';
     offset += c.nbytes();
     header += std::to_string(offset) + "]}";
-    rows.push_back(std::move(c));
   }
   header += '}';
   header.append((8 - header.size() % 8) % 8, ' ');  // the data buffer starts 8-byte aligned
@@ -451,20 +591,23 @@ File parse(const uint8_t* data, size_t size, const std::string& what) {
   const uint8_t* buffer = data + 8 + n;
   uint64_t buffer_size = size - 8 - n;
   Header h = parse_header(reinterpret_cast<const char*>(data + 8), n, buffer_size, what);
+  const Declared sums = take_checksums(h, what);
   File file;
   file.metadata = std::move(h.metadata);
+  file.checksummed = sums.present;
   for (const Entry& e : h.entries) {
     Tensor t = empty_for(e);
     if (e.end > e.begin) std::memcpy(t.data_ptr(), buffer + e.begin, e.end - e.begin);
+    verify(sums, e, t, what);
     check_bools(t, e, what);
     file.tensors.emplace_back(e.name, std::move(t));
   }
   return file;
 }
 
-std::string serialize(const TensorDict& tensors,
-                      const std::map<std::string, std::string>& metadata) {
-  Prepared p = prepare(tensors, metadata);
+std::string serialize(const TensorDict& tensors, const std::map<std::string, std::string>& metadata,
+                      Checksums checksums) {
+  Prepared p = prepare(tensors, metadata, checksums);
   std::string out;
   out.reserve(p.head.size() + p.data_size);
   out += p.head;
@@ -474,39 +617,39 @@ std::string serialize(const TensorDict& tensors,
 }
 
 File load_file(const std::string& path) {
-  FdGuard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (fd.fd < 0) fail(path, "cannot open: ", errno_str(errno));
-  struct stat st;
-  if (::fstat(fd.fd, &st) != 0) fail(path, "cannot stat: ", errno_str(errno));
-  if (!S_ISREG(st.st_mode)) fail(path, "not a regular file");
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
-  auto truncated = [&] { fail(path, "the file ended while reading (was it modified?)"); };
-
-  uint8_t prefix[8] = {};
-  if (file_size >= 8 && !pread_all(fd.fd, prefix, 8, 0, path)) truncated();
-  uint64_t n = header_length(prefix, file_size, path);
-  std::string text(n, '\0');
-  if (!pread_all(fd.fd, text.data(), n, 8, path)) truncated();
-  Header h = parse_header(text.data(), n, file_size - 8 - n, path);
+  FdGuard fd;
+  uint64_t n = 0;
+  Header h = read_header(path, fd, n);
+  const Declared sums = take_checksums(h, path);
 
   // Each tensor is read straight into its own storage: no second copy of the file in memory.
   File file;
   file.metadata = std::move(h.metadata);
+  file.checksummed = sums.present;
   for (const Entry& e : h.entries) {
     Tensor t = empty_for(e);
     if (e.end > e.begin && !pread_all(fd.fd, t.data_ptr(), e.end - e.begin, 8 + n + e.begin, path))
-      truncated();
+      truncated(path);
+    verify(sums, e, t, path);
     check_bools(t, e, path);
     file.tensors.emplace_back(e.name, std::move(t));
   }
   return file;
 }
 
+std::map<std::string, std::string> load_metadata(const std::string& path) {
+  FdGuard fd;
+  uint64_t n = 0;
+  Header h = read_header(path, fd, n);
+  take_checksums(h, path);
+  return std::move(h.metadata);
+}
+
 void save_file(const TensorDict& tensors, const std::string& path,
-               const std::map<std::string, std::string>& metadata) {
+               const std::map<std::string, std::string>& metadata, Checksums checksums) {
   EMBER_CHECK(!path.empty(), "safetensors: save_file: empty path");
   // Everything that can fail on the tensors fails here, before the file system is touched.
-  const Prepared p = prepare(tensors, metadata);
+  const Prepared p = prepare(tensors, metadata, checksums);
 
   // A temporary file in the target's directory, so that rename() replaces the target atomically.
   static std::atomic<uint64_t> counter{0};

@@ -12,6 +12,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -504,4 +507,60 @@ TEST_CASE("checkpoint: state dicts load in PyTorch and PyTorch's load here", "[c
     REQUIRE(got.size() == want.size());
     for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-5));
   }
+}
+
+TEST_CASE("checkpoint: a damaged tensor is refused by name; old files still load", "[checkpoint]") {
+  TempDir dir;
+  manual_seed(5);
+  auto model = std::make_shared<nn::Linear>(4, 3);
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  const std::string path = dir.file("ckpt.safetensors");
+  save_checkpoint(path, {model.get(), &opt}, {1, 7, {{"model_name", "linear"}}});
+
+  // read_checkpoint_info: the counters from the header alone.
+  CheckpointInfo peek = read_checkpoint_info(path);
+  CHECK(peek.epoch == 1);
+  CHECK(peek.step == 7);
+  CHECK(peek.extra == std::map<std::string, std::string>{{"model_name", "linear"}});
+  const std::string plain = dir.file("plain.safetensors");
+  save_state_dict(model->state_dict(), plain);
+  CHECK_THROWS_WITH(read_checkpoint_info(plain), Catch::Contains("is not an ember checkpoint"));
+
+  // One byte of the weight flipped on disk: a finite, plausible value, refused by its checksum
+  // before any part changes.
+  std::string bytes;
+  {
+    std::ifstream f(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  const Tensor w = model->weight.detach().contiguous();
+  const std::string w_bytes(static_cast<const char*>(w.data_ptr()), w.nbytes());
+  const size_t at = bytes.find(w_bytes);
+  REQUIRE(at != std::string::npos);
+  std::string bad = bytes;
+  bad[at + 4 * 5] ^= 0x01;  // the lowest mantissa bit of weight[1][1]
+  const std::string damaged = dir.file("damaged.safetensors");
+  {
+    std::ofstream f(damaged, std::ios::binary);
+    f.write(bad.data(), static_cast<std::streamsize>(bad.size()));
+  }
+  auto other = std::make_shared<nn::Linear>(4, 3);
+  const Tensor before = other->weight.detach().clone();
+  CHECK_THROWS_WITH(load_checkpoint(damaged, {other.get()}),
+                    Catch::Contains("load_checkpoint: ") && Catch::Contains(damaged) &&
+                        Catch::Contains("tensor 'model.weight': the data is corrupt") &&
+                        Catch::Contains("crc32 mismatch"));
+  CHECK(same_bytes(other->weight.detach(), before));
+  CHECK_THROWS_WITH(load_state_dict(damaged),
+                    Catch::Contains("tensor 'model.weight'") && Catch::Contains("crc32 mismatch"));
+
+  // A checkpoint written before the checksums (the same tensors and metadata, none of ember's
+  // checksum keys) loads unverified.
+  safetensors::File file = safetensors::load_file(path);
+  CHECK(file.checksummed);
+  const std::string old = dir.file("old.safetensors");
+  safetensors::save_file(file.tensors, old, file.metadata, safetensors::Checksums::None);
+  CHECK_FALSE(safetensors::load_file(old).checksummed);
+  CHECK(load_checkpoint(old, {other.get()}).step == 7);
+  CHECK(same_bytes(other->weight.detach(), model->weight.detach()));
 }

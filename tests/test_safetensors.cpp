@@ -401,12 +401,14 @@ TEST_CASE("safetensors: ember writes PyTorch's bytes exactly", "[serialize]") {
   const std::string bytes = read_bytes(golden_path("safetensors_dtypes.safetensors"));
   safetensors::File file = parse(bytes, "golden");
   // The loaded tensors, the same tensors built by ember, and non-contiguous views of them.
-  CHECK(safetensors::serialize(file.tensors, file.metadata) == bytes);
-  CHECK(safetensors::serialize(golden_tensors(), kMetadata) == bytes);
-  CHECK(safetensors::serialize(golden_tensors(/*strided=*/true), kMetadata) == bytes);
+  // (Without ember's checksums: Note [safetensors checksums].)
+  const auto none = safetensors::Checksums::None;
+  CHECK(safetensors::serialize(file.tensors, file.metadata, none) == bytes);
+  CHECK(safetensors::serialize(golden_tensors(), kMetadata, none) == bytes);
+  CHECK(safetensors::serialize(golden_tensors(/*strided=*/true), kMetadata, none) == bytes);
 
   // An empty dict: Python writes "{}" padded to 8.
-  CHECK(safetensors::serialize({}) == u64_le(8) + "{}      ");
+  CHECK(safetensors::serialize({}, {}, none) == u64_le(8) + "{}      ");
   CHECK(parse(safetensors::serialize({})).tensors.empty());
 
   // The exported file for `gen_safetensors.py --check FILE`.
@@ -468,7 +470,8 @@ TEST_CASE("safetensors: the header pads to 8 and escapes like json.dumps", "[ser
   }
   // Control characters, DEL and non-ASCII are \u-escaped in lowercase hex; '/' is not escaped.
   const std::string name = std::string("a\x01\x1f\x7f/\t\b\f\r\n", 10) + "\xc3\xa9\xf0\x9f\x98\x80";
-  std::string bytes = safetensors::serialize({{name, zeros({1})}}, {{"k\"", "v\\"}});
+  std::string bytes =
+      safetensors::serialize({{name, zeros({1})}}, {{"k\"", "v\\"}}, safetensors::Checksums::None);
   CHECK_THAT(bytes, Contains(R"({"__metadata__":{"k\"":"v\\"},)"));
   CHECK_THAT(bytes, Contains(R"("a\u0001\u001f\u007f/\t\b\f\r\n\u00e9\ud83d\ude00":)"));
   safetensors::File file = parse(bytes);

@@ -15,13 +15,18 @@ Writes, next to this script:
 - safetensors_unsupported.safetensors: tensors of I16 and I8, which ember has no dtype for.
 
 --check FILE loads a file ember wrote (the test writes one when EMBER_SAFETENSORS_EXPORT names a
-path) with safetensors_io.load and compares it, bit for bit, with the tensors and metadata below.
+path) with safetensors_io.load and compares it, bit for bit, with the tensors and metadata below,
+and verifies ember's checksums with Python's zlib (Note [safetensors checksums] in
+serialize/safetensors.h: "ember.crc32.<name>" = zlib.crc32 of the tensor's bytes,
+"ember.crc32.__metadata__" = zlib.crc32 of the other metadata as json.dumps writes it).
 """
 
+import json
 import math
 import os
 import struct
 import sys
+import zlib
 
 import torch
 
@@ -134,6 +139,17 @@ def check(path):
     got, meta = safetensors_io.load(path)
     want = golden_tensors()
     problems = []
+    prefix = "ember.crc32."
+    sums = {k[len(prefix) :]: v for k, v in meta.items() if k.startswith(prefix)}
+    meta = {k: v for k, v in meta.items() if not k.startswith(prefix)}
+    if set(sums) != set(got) | {"__metadata__"}:
+        problems.append(f"checksums for {sorted(sums)}, tensors {sorted(got)}")
+    for name, t in got.items():
+        if name in sums and sums[name] != f"{zlib.crc32(bits(t)):08x}":
+            problems.append(f"{name!r}: checksum {sums[name]} != zlib's {zlib.crc32(bits(t)):08x}")
+    encoded = json.dumps(meta, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    if sums.get("__metadata__") != f"{zlib.crc32(encoded):08x}":
+        problems.append(f"metadata checksum {sums.get('__metadata__')} != {zlib.crc32(encoded):08x}")
     if meta != METADATA:
         problems.append(f"metadata {meta!r} != {METADATA!r}")
     if set(got) != set(want):
@@ -156,7 +172,7 @@ def check(path):
         for p in problems:
             print("  " + p)
         return 1
-    print(f"OK {path}: {len(got)} tensors and the metadata match, bit for bit (torch {torch.__version__})")
+    print(f"OK {path}: {len(got)} tensors and the metadata match, bit for bit, and so do the checksums (torch {torch.__version__})")
     return 0
 
 
