@@ -141,6 +141,10 @@ std::pair<int64_t, int64_t> randint_range(DType dt) {
       return {0, 2};
     case kUInt8:
       return {3, 250};
+    case kInt8:
+      return {-128, 128};  // the whole range
+    case kInt16:
+      return {-300, 30000};
     case kInt32:
       return {-1000, 1000000};
     case kInt64:
