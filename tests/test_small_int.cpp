@@ -216,3 +216,34 @@ TEST_CASE("small int: item and printing", "[int8]") {
   os16 << tensor(std::vector<int16_t>{-32768, 5});
   CHECK(os16.str() == "tensor([-32768,      5], dtype=int16)");
 }
+
+TEST_CASE("small int: numbers and 0-dim tensors promote as PyTorch's", "[int8]") {
+  Tensor a = tensor(std::vector<int8_t>{1, -2});
+  CHECK((a * 2).dtype() == kInt8);
+  CHECK((a * 2.5).dtype() == kFloat32);
+  CHECK((a + true).dtype() == kInt8);
+  // A 0-dim int64 tensor does not widen int8 (the sum wraps: 1 + 1000 is -23, as in PyTorch);
+  // a 0-dim float one does.
+  Tensor r = a + scalar_tensor(1000, kInt64);
+  CHECK(r.dtype() == kInt8);
+  CHECK(values(r) == std::vector<double>{-23, -26});
+  CHECK((a + scalar_tensor(1000.0, kFloat64)).dtype() == kFloat64);
+  CHECK((tensor(std::vector<int16_t>{1, 2}) + a).dtype() == kInt16);
+  CHECK((tensor(std::vector<int16_t>{1}) + a).dtype() == kInt8);  // 0-dim: same category
+  CHECK((tensor(std::vector<uint8_t>{1, 2}) + a).dtype() == kInt16);
+}
+
+TEST_CASE("small int: int8 and int16 are data, never indices", "[int8]") {
+  Tensor a = tensor(std::vector<int16_t>{10, 20, 30});
+  Tensor i8 = tensor(std::vector<int8_t>{2, 0});
+  CHECK_THROWS_WITH(index_select(a, 0, i8), Contains("index_select") && Contains("int8"));
+  CHECK_THROWS_WITH(gather(a, 0, i8.to(kInt16)), Contains("gather") && Contains("int16"));
+  // As data, every indexing op takes them.
+  Tensor idx = tensor(std::vector<int64_t>{2, 0});
+  CHECK(values(index_select(a, 0, idx)) == std::vector<double>{30, 10});
+  Tensor s = zeros({3}, kInt8).scatter_add(0, idx, tensor(std::vector<int8_t>{100, 100}));
+  CHECK(values(s.scatter_add(0, idx, tensor(std::vector<int8_t>{100, 1}))) ==
+        std::vector<double>{101, 0, -56});  // 200 wraps to -56
+  Tensor m = a > 15;
+  CHECK(values(a.masked_select(m)) == std::vector<double>{20, 30});
+}
