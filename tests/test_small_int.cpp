@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -246,4 +247,24 @@ TEST_CASE("small int: int8 and int16 are data, never indices", "[int8]") {
         std::vector<double>{101, 0, -56});  // 200 wraps to -56
   Tensor m = a > 15;
   CHECK(values(a.masked_select(m)) == std::vector<double>{20, 30});
+}
+
+TEST_CASE("small int: integer overflow wraps for every integer dtype", "[int8]") {
+  // Note [Integer overflow wraps]: PyTorch's results, without C++'s undefined signed overflow.
+  const int64_t i64max = std::numeric_limits<int64_t>::max();
+  const int64_t i64min = std::numeric_limits<int64_t>::min();
+  Tensor i64 = tensor(std::vector<int64_t>{i64max, i64min});
+  CHECK((i64 + 1).data_ptr<int64_t>()[0] == i64min);
+  CHECK((i64 * 2).data_ptr<int64_t>()[0] == -2);
+  CHECK(sum(tensor(std::vector<int64_t>{i64max, 1})).item<int64_t>() == i64min);
+  CHECK(prod(tensor(std::vector<int64_t>{i64max, 3})).item<int64_t>() == i64max - 2);
+  Tensor i32 = tensor(std::vector<int32_t>{2147483647, -2147483647 - 1});
+  CHECK((i32 + 1).data_ptr<int32_t>()[0] == -2147483647 - 1);
+  CHECK((i32 - 1).data_ptr<int32_t>()[1] == 2147483647);
+  CHECK((i32 * i32).data_ptr<int32_t>()[0] == 1);
+  CHECK(cumsum(tensor(std::vector<int64_t>{i64max, 1}), 0).data_ptr<int64_t>()[1] == i64min);
+  CHECK(
+      addcmul(zeros({1}, kInt16), full({1}, 300, kInt16), full({1}, 300, kInt16)).item<int64_t>() ==
+      24464);  // 90000 - 65536
+  CHECK(values(pow(tensor(std::vector<int16_t>{-32768, 255}), 2)) == std::vector<double>{0, -511});
 }

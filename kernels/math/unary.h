@@ -230,9 +230,8 @@ struct PowScalarOp {
 
 // ---- integer power ----------------------------------------------------------------------------
 
-// base^exp by squaring, in unsigned arithmetic so overflow wraps like PyTorch's integer pow. The
-// products are taken in at least `unsigned` (a uint16_t would be promoted to a signed int, whose
-// overflow is undefined) and cut back to the type's width.
+// base^exp by squaring, in unsigned arithmetic so overflow wraps like PyTorch's integer pow
+// (Note [Integer overflow wraps]).
 // A negative exponent gives 1 / base^|exp| truncated: 1 for base 1, +-1 for base -1, else 0.
 template <class T, class E>
 EMBER_HOST_DEVICE T int_pow(T base, E exp) {
@@ -246,14 +245,13 @@ EMBER_HOST_DEVICE T int_pow(T base, E exp) {
     }
   }
   using U = std::make_unsigned_t<T>;
-  using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
   using UE = std::make_unsigned_t<E>;
   U result = 1, b = static_cast<U>(base);
   UE e = static_cast<UE>(exp);
   while (e) {
-    if (e & 1u) result = static_cast<U>(W{result} * W{b});
+    if (e & 1u) result = wrapping_mul(result, b);
     e = static_cast<UE>(e >> 1);
-    b = static_cast<U>(W{b} * W{b});
+    b = wrapping_mul(b, b);
   }
   return static_cast<T>(result);
 }
