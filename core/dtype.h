@@ -54,7 +54,7 @@ constexpr bool is_integral(DType t, bool include_bool = false) {
 }
 
 // PyTorch's promote_types over the dtypes ember has (c10/core/ScalarType.cpp's table, restricted;
-// checked entry by entry against torch.promote_types by tests/golden/gen_dtype_promotion.py).
+// checked entry by entry against torch.promote_types: tests/golden/gen_small_int.py).
 DType promote_types(DType a, DType b);
 
 // The default float type used by factories and by int-tensor-op-float-scalar promotion.

@@ -123,7 +123,9 @@ def cases(p):
     return {f"{p}.{k}": v for k, v in out.items()}
 
 
+# In range, wrapping, and outside int32 (x86's cast gives int32's minimum there, so 0).
 FLOATS = [300.0, -1.0, -129.5, 2.7, -2.7, 127.9, -128.9, 40000.0, -40000.0, 70000.5]
+FLOATS += [3e9, -3e9, 1e30, float("inf"), float("nan"), 2147483520.0]
 
 
 def main():
@@ -134,6 +136,9 @@ def main():
     tensors["convert.float32"] = f
     for p in ("int8", "int16", "uint8"):
         tensors[f"convert.{p}"] = f.to(getattr(torch, p))
+    d = torch.tensor(FLOATS + [2147483647.0, -2147483648.0, 3e9 + 1], dtype=torch.float64)
+    tensors["convert.float64"] = d
+    tensors["convert.float64.int8"] = d.to(torch.int8)
     tensors["arange.int8"] = torch.arange(0, 300, 100, dtype=torch.int8)
     meta = {"dtypes": ",".join(n for n, _ in DTYPES), "torch": torch.__version__}
     safetensors_io.save(tensors, os.path.join(HERE, "small_int.safetensors"), meta)
