@@ -12,12 +12,28 @@
 
 namespace ember {
 
-enum class DType : uint8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64 };
-constexpr int kNumDTypes = 8;
+// Note [DType values are stable]
+// Int8 and Int16 came later and are appended, as PyTorch appends to ScalarType, so that the
+// value of every older dtype stays what it was (tests seed their random inputs with it).
+enum class DType : uint8_t {
+  Bool,
+  UInt8,
+  Int32,
+  Int64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
+  Int8,
+  Int16
+};
+constexpr int kNumDTypes = 10;
 
 // Short names for the user-facing API: ember::kFloat32 etc. (like torch::kFloat32).
 constexpr DType kBool = DType::Bool;
 constexpr DType kUInt8 = DType::UInt8;
+constexpr DType kInt8 = DType::Int8;
+constexpr DType kInt16 = DType::Int16;
 constexpr DType kInt32 = DType::Int32;
 constexpr DType kInt64 = DType::Int64;
 constexpr DType kFloat16 = DType::Float16;
@@ -33,11 +49,12 @@ constexpr bool is_floating(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }
 constexpr bool is_integral(DType t, bool include_bool = false) {
-  return t == DType::UInt8 || t == DType::Int32 || t == DType::Int64 ||
-         (include_bool && t == DType::Bool);
+  return t == DType::UInt8 || t == DType::Int8 || t == DType::Int16 || t == DType::Int32 ||
+         t == DType::Int64 || (include_bool && t == DType::Bool);
 }
 
-// PyTorch's promote_types over the dtypes ember has (c10/core/ScalarType.cpp's table, restricted).
+// PyTorch's promote_types over the dtypes ember has (c10/core/ScalarType.cpp's table, restricted;
+// checked entry by entry against torch.promote_types: tests/golden/gen_small_int.py).
 DType promote_types(DType a, DType b);
 
 // The default float type used by factories and by int-tensor-op-float-scalar promotion.
@@ -54,6 +71,14 @@ struct dtype_of<bool> {
 template <>
 struct dtype_of<uint8_t> {
   static constexpr DType value = DType::UInt8;
+};
+template <>
+struct dtype_of<int8_t> {
+  static constexpr DType value = DType::Int8;
+};
+template <>
+struct dtype_of<int16_t> {
+  static constexpr DType value = DType::Int16;
 };
 template <>
 struct dtype_of<int32_t> {
@@ -130,6 +155,8 @@ using opmath_t = typename opmath<T>::type;
 
 #define EMBER_CASES_INTEGRAL(...)                                  \
   EMBER_DISPATCH_CASE(::ember::DType::UInt8, uint8_t, __VA_ARGS__) \
+  EMBER_DISPATCH_CASE(::ember::DType::Int8, int8_t, __VA_ARGS__)   \
+  EMBER_DISPATCH_CASE(::ember::DType::Int16, int16_t, __VA_ARGS__) \
   EMBER_DISPATCH_CASE(::ember::DType::Int32, int32_t, __VA_ARGS__) \
   EMBER_DISPATCH_CASE(::ember::DType::Int64, int64_t, __VA_ARGS__)
 

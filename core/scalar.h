@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <limits>
 #include <type_traits>
 
 #include "core/dtype.h"
@@ -45,6 +46,31 @@ class Scalar {
     }
   }
 
+  // Whether the value may be converted to T, by PyTorch's rule (c10::overflows): for an integer
+  // T it lies in [lowest, max], or for an unsigned T in [-max, max] (a negative value wraps:
+  // -1 is uint8's 255); NaN and infinities never fit an integer. Floating T and bool take any
+  // value. Where it does not fit, PyTorch's fill_, full and item<T> say "value cannot be
+  // converted to type int8_t without overflow", and so do ember's (Note [Scalars that overflow]).
+  template <class T>
+  bool fits() const {
+    if constexpr (std::is_same_v<T, bool> || !std::is_integral_v<T>) {
+      return true;
+    } else {
+      const double max = static_cast<double>(std::numeric_limits<T>::max());
+      const double lo = std::is_unsigned_v<T> ? -max : std::numeric_limits<T>::lowest();
+      if (kind_ == Kind::Floating) {
+        // int64's max is not a double: the doubles below it are those below 2^63.
+        return d_ >= lo && (sizeof(T) < 8 ? d_ <= max : d_ < 9223372036854775808.0);
+      }
+      if constexpr (std::is_unsigned_v<T>) {
+        const auto m = static_cast<int64_t>(std::numeric_limits<T>::max());
+        return i_ >= -m && i_ <= m;
+      } else {
+        return i_ >= std::numeric_limits<T>::lowest() && i_ <= std::numeric_limits<T>::max();
+      }
+    }
+  }
+
   // The dtype this number has when it takes part in type promotion as a "wrapped number":
   // bool, int64, or the default float dtype.
   DType dtype() const;
@@ -58,5 +84,14 @@ class Scalar {
 };
 
 std::ostream& operator<<(std::ostream& os, const Scalar& s);
+
+// Note [Scalars that overflow]
+// A number that becomes one value of a tensor (fill_, full, masked_fill) or leaves one
+// (item<T>) must fit the integer type it goes to: fill_ of an int8 tensor with 300 is an error,
+// as in PyTorch. Arithmetic with a number wraps instead (int8 + 300 adds 300 mod 256, PyTorch
+// again), and clamp's bounds saturate to the dtype's range.
+
+// Raises "<op>: value V cannot be converted to dtype D without overflow" unless s fits dtype.
+void check_fits(const Scalar& s, DType dtype, const char* op);
 
 }  // namespace ember

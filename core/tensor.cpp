@@ -115,7 +115,9 @@ template <class T>
 T read_one(const Tensor& t) {
   Tensor c = t.is_cpu() ? t : native::to(t, kCPU);
   return EMBER_DISPATCH_ALL(c.dtype(), "item", [&]() -> T {
-    return static_cast<T>(static_cast<opmath_t<scalar_t>>(*static_cast<scalar_t*>(c.data_ptr())));
+    const auto v = static_cast<opmath_t<scalar_t>>(*static_cast<scalar_t*>(c.data_ptr()));
+    check_fits(Scalar(v), dtype_of_v<T>, "item");  // Note [Scalars that overflow]
+    return static_cast<T>(v);
   });
 }
 }  // namespace
@@ -129,6 +131,8 @@ T Tensor::item() const {
 
 template bool Tensor::item<bool>() const;
 template uint8_t Tensor::item<uint8_t>() const;
+template int8_t Tensor::item<int8_t>() const;
+template int16_t Tensor::item<int16_t>() const;
 template int32_t Tensor::item<int32_t>() const;
 template int64_t Tensor::item<int64_t>() const;
 template float Tensor::item<float>() const;
@@ -222,6 +226,12 @@ DType result_type(const Tensor* operands, int n) {
 
 DType result_type(const Tensor& a, const Scalar& b) {
   return result_type({a, wrapped_scalar_tensor(b)});
+}
+
+void check_fits(const Scalar& s, DType dtype, const char* op) {
+  const bool ok = EMBER_DISPATCH_ALL(dtype, op, [&] { return s.fits<scalar_t>(); });
+  EMBER_CHECK(ok, op, ": value ", s, " cannot be converted to dtype ", dtype_name(dtype),
+              " without overflow");
 }
 
 DType Scalar::dtype() const {

@@ -42,13 +42,12 @@ struct DTypeCode {
   DType dtype;
 };
 constexpr DTypeCode kDTypeCodes[] = {
-    {"F64", kFloat64}, {"F32", kFloat32}, {"F16", kFloat16}, {"BF16", kBFloat16},
-    {"I64", kInt64},   {"I32", kInt32},   {"U8", kUInt8},    {"BOOL", kBool},
+    {"F64", kFloat64}, {"F32", kFloat32}, {"F16", kFloat16}, {"BF16", kBFloat16}, {"I64", kInt64},
+    {"I32", kInt32},   {"I16", kInt16},   {"I8", kInt8},     {"U8", kUInt8},      {"BOOL", kBool},
 };
 // Codes of the format that ember has no dtype for (refused by name, not as "unknown").
-constexpr const char* kUnsupportedCodes[] = {"I16",     "I8",      "U16",     "U32",
-                                             "U64",     "F8_E4M3", "F8_E5M2", "F8_E8M0",
-                                             "F6_E2M3", "F6_E3M2", "F4",      "C64"};
+constexpr const char* kUnsupportedCodes[] = {"U16",     "U32",     "U64",     "F8_E4M3", "F8_E5M2",
+                                             "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4",      "C64"};
 
 const char* code_of(DType t) {
   for (const auto& c : kDTypeCodes)

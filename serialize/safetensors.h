@@ -11,8 +11,8 @@
 //              [begin, end) relative to the buffer's start. The tensors cover the buffer
 //              exactly, without overlaps or holes.
 //
-// dtype codes ember reads and writes: F64 F32 F16 BF16 I64 I32 U8 BOOL. The format's other codes
-// (I16, I8, U16, U32, U64, F8_E4M3, F8_E5M2, ...) have no ember dtype: a file holding one is
+// dtype codes ember reads and writes: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL. The format's other
+// codes (U16, U32, U64, F8_E4M3, F8_E5M2, ...) have no ember dtype: a file holding one is
 // refused with an error naming the tensor and the code. A BOOL byte other than 0 or 1 is refused.
 //
 //   safetensors::save_file({{"w", w}, {"b", b}}, "model.safetensors", {{"epoch", "3"}});

@@ -391,6 +391,7 @@ const Tensor& native::addcdiv_(const Tensor& self, const Tensor& t1, const Tenso
 
 Tensor native::masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
   check_mask(mask, "masked_fill");
+  check_fits(value, self.dtype(), "masked_fill");  // Note [Scalars that overflow]
   // The output takes the broadcast shape of self and mask, in self's dtype.
   TensorIter iter =
       TensorIterConfig("masked_fill").add_output(Tensor()).add_input(self).add_input(mask).build();
@@ -399,6 +400,7 @@ Tensor native::masked_fill(const Tensor& self, const Tensor& mask, const Scalar&
 }
 const Tensor& native::masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value) {
   check_mask(mask, "masked_fill_");
+  check_fits(value, self.dtype(), "masked_fill_");
   return in_place(self, [&] {
     TensorIter iter = TensorIterConfig("masked_fill_")
                           .add_output(self)

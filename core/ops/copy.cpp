@@ -55,6 +55,7 @@ const Tensor& native::copy_(const Tensor& dst, const Tensor& src) {
 
 const Tensor& native::fill_(const Tensor& t, const Scalar& value) {
   EMBER_CHECK(t.defined(), "fill_: undefined tensor");
+  check_fits(value, t.dtype(), "fill_");  // Note [Scalars that overflow]
   t.bump_version();
   if (t.numel() == 0) return t;
   Tensor out = t;

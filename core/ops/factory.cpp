@@ -137,6 +137,8 @@ Tensor tensor<bool>(const std::vector<bool>& values, const Shape& sizes_in,
 }
 
 template Tensor tensor<uint8_t>(const std::vector<uint8_t>&, const Shape&, const TensorOptions&);
+template Tensor tensor<int8_t>(const std::vector<int8_t>&, const Shape&, const TensorOptions&);
+template Tensor tensor<int16_t>(const std::vector<int16_t>&, const Shape&, const TensorOptions&);
 template Tensor tensor<int32_t>(const std::vector<int32_t>&, const Shape&, const TensorOptions&);
 template Tensor tensor<int64_t>(const std::vector<int64_t>&, const Shape&, const TensorOptions&);
 template Tensor tensor<float>(const std::vector<float>&, const Shape&, const TensorOptions&);

@@ -44,6 +44,10 @@ std::pair<double, double> exact_integer_range(DType dt) {
       return {0.0, 1.0};
     case kUInt8:
       return {0.0, 255.0};
+    case kInt8:
+      return {-128.0, 127.0};
+    case kInt16:
+      return {-32768.0, 32767.0};
     case kInt32:
       return {-2147483648.0, 2147483647.0};
     case kInt64:  // every int64 argument fits

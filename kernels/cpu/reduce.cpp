@@ -182,7 +182,7 @@ void scan_lines(const Tensor& out, const Tensor& in, int64_t dim) {
       O* y = dst + out_off + k * os;
       for (int64_t j = 0; j < w; ++j) {
         A v = convert<A>(x[j * il]);
-        acc[j] = kProd ? acc[j] * v : acc[j] + v;
+        acc[j] = kProd ? math::wrapping_mul(acc[j], v) : math::wrapping_add(acc[j], v);
         y[j * ol] = convert<O>(acc[j]);
       }
     }

@@ -14,13 +14,17 @@
 
 namespace ember::kernels::math {
 
-// out = a + alpha * b (sub is add with -alpha).
+// out = a + alpha * b (sub is add with -alpha). Integers wrap (Note [Integer overflow wraps]).
 template <class T>
 struct AddOp {
   opmath_t<T> alpha;
   EMBER_HOST_DEVICE T operator()(T a, T b) const {
     using M = opmath_t<T>;
-    return static_cast<T>(static_cast<M>(a) + alpha * static_cast<M>(b));
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return wrapping_add(a, wrapping_mul(alpha, b));
+    } else {
+      return static_cast<T>(static_cast<M>(a) + alpha * static_cast<M>(b));
+    }
   }
 };
 
@@ -28,7 +32,11 @@ template <class T>
 struct MulOp {
   EMBER_HOST_DEVICE T operator()(T a, T b) const {
     using M = opmath_t<T>;
-    return static_cast<T>(static_cast<M>(a) * static_cast<M>(b));
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return wrapping_mul(a, b);
+    } else {
+      return static_cast<T>(static_cast<M>(a) * static_cast<M>(b));
+    }
   }
 };
 
@@ -249,13 +257,17 @@ struct LerpTensorOp {
   }
 };
 
-// self + value * t1 * t2
+// self + value * t1 * t2 (integers wrap)
 template <class T>
 struct AddcmulOp {
   opmath_t<T> value;
   EMBER_HOST_DEVICE T operator()(T self, T t1, T t2) const {
     using M = opmath_t<T>;
-    return static_cast<T>(static_cast<M>(self) + value * static_cast<M>(t1) * static_cast<M>(t2));
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return wrapping_add(self, wrapping_mul(wrapping_mul(value, t1), t2));
+    } else {
+      return static_cast<T>(static_cast<M>(self) + value * static_cast<M>(t1) * static_cast<M>(t2));
+    }
   }
 };
 // self + value * t1 / t2 (floating types only)

@@ -18,4 +18,33 @@ EMBER_HOST_DEVICE constexpr bool is_nan(T x) {
   }
 }
 
+// Note [Integer overflow wraps]
+// Integer +, - and * wrap around in two's complement, as PyTorch's do (int8 100 + 100 is -56).
+// C++ leaves signed overflow undefined, so the integer kernels compute in the unsigned type of the
+// same width -- at least `unsigned int`, since a uint8_t or uint16_t would be promoted to a signed
+// int -- and cut the result back. Floating types and bool use the plain operators.
+template <class T>
+using wrapping_uint_t =
+    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
+template <class T>
+EMBER_HOST_DEVICE constexpr T wrapping_add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = wrapping_uint_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
+  }
+}
+
+template <class T>
+EMBER_HOST_DEVICE constexpr T wrapping_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = wrapping_uint_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return a * b;
+  }
+}
+
 }  // namespace ember::kernels::math

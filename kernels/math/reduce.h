@@ -44,8 +44,8 @@ struct SumOp {
   using in_t = A;
   using acc_t = A;
   EMBER_HOST_DEVICE A identity() const { return A(0); }
-  EMBER_HOST_DEVICE A reduce(A acc, A x, int64_t) const { return acc + x; }
-  EMBER_HOST_DEVICE A combine(A a, A b) const { return a + b; }
+  EMBER_HOST_DEVICE A reduce(A acc, A x, int64_t) const { return wrapping_add(acc, x); }
+  EMBER_HOST_DEVICE A combine(A a, A b) const { return wrapping_add(a, b); }
 };
 
 template <class A>
@@ -53,8 +53,8 @@ struct ProdOp {
   using in_t = A;
   using acc_t = A;
   EMBER_HOST_DEVICE A identity() const { return A(1); }
-  EMBER_HOST_DEVICE A reduce(A acc, A x, int64_t) const { return acc * x; }
-  EMBER_HOST_DEVICE A combine(A a, A b) const { return a * b; }
+  EMBER_HOST_DEVICE A reduce(A acc, A x, int64_t) const { return wrapping_mul(acc, x); }
+  EMBER_HOST_DEVICE A combine(A a, A b) const { return wrapping_mul(a, b); }
 };
 
 // Sum of |x| (the 1-norm).

@@ -230,7 +230,8 @@ struct PowScalarOp {
 
 // ---- integer power ----------------------------------------------------------------------------
 
-// base^exp by squaring, in unsigned arithmetic so overflow wraps like PyTorch's integer pow.
+// base^exp by squaring, in unsigned arithmetic so overflow wraps like PyTorch's integer pow
+// (Note [Integer overflow wraps]).
 // A negative exponent gives 1 / base^|exp| truncated: 1 for base 1, +-1 for base -1, else 0.
 template <class T, class E>
 EMBER_HOST_DEVICE T int_pow(T base, E exp) {
@@ -248,9 +249,9 @@ EMBER_HOST_DEVICE T int_pow(T base, E exp) {
   U result = 1, b = static_cast<U>(base);
   UE e = static_cast<UE>(exp);
   while (e) {
-    if (e & 1u) result = static_cast<U>(result * b);
+    if (e & 1u) result = wrapping_mul(result, b);
     e = static_cast<UE>(e >> 1);
-    b = static_cast<U>(b * b);
+    b = wrapping_mul(b, b);
   }
   return static_cast<T>(result);
 }

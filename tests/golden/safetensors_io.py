@@ -33,8 +33,11 @@ def _raw_bytes(t):
     return t.numpy().tobytes()
 
 
-def save(tensors, path, metadata=None):
-    """tensors: dict name -> torch.Tensor (insertion order is the file order)."""
+def save(tensors, path, metadata=None, codes=None):
+    """tensors: dict name -> torch.Tensor (insertion order is the file order).
+
+    codes: dict name -> dtype code written instead of the tensor's own (for a file of a dtype
+    PyTorch lacks, such as U16)."""
     header = {}
     if metadata:
         header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
@@ -43,7 +46,7 @@ def save(tensors, path, metadata=None):
     for name, t in tensors.items():
         data = _raw_bytes(t)
         header[name] = {
-            "dtype": _CODES[t.dtype],
+            "dtype": (codes or {}).get(name, _CODES[t.dtype]),
             "shape": list(t.shape),
             "data_offsets": [offset, offset + len(data)],
         }

@@ -194,7 +194,7 @@ std::vector<OpInfo> entries() {
              4.0,
              same},
       OpInfo{"sub",
-             {kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+             {kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
              [](DType dt) { return binary_samples(dt); },
              [](const Sample& s) {
                return std::vector<Tensor>{sub(s.args[0], s.args[1]), s.args[0] - s.args[1],

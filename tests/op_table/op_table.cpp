@@ -163,15 +163,15 @@ std::vector<Sample> binary_samples(DType dt, double lo, double hi, double lo_b, 
 }
 
 std::vector<DType> all_dtypes() {
-  return {kBool, kUInt8, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
+  return {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
 }
 std::vector<DType> numeric_dtypes() {
-  return {kUInt8, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
+  return {kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
 }
 std::vector<DType> floating_dtypes() { return {kFloat16, kBFloat16, kFloat32, kFloat64}; }
 std::vector<DType> integral_dtypes(bool include_bool) {
-  if (include_bool) return {kBool, kUInt8, kInt32, kInt64};
-  return {kUInt8, kInt32, kInt64};
+  if (include_bool) return {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64};
+  return {kUInt8, kInt8, kInt16, kInt32, kInt64};
 }
 
 }  // namespace ember::testing

@@ -141,6 +141,10 @@ std::pair<int64_t, int64_t> randint_range(DType dt) {
       return {0, 2};
     case kUInt8:
       return {3, 250};
+    case kInt8:
+      return {-128, 128};  // the whole range
+    case kInt16:
+      return {-300, 30000};
     case kInt32:
       return {-1000, 1000000};
     case kInt64:
@@ -296,7 +300,9 @@ const OpTableRegistrar reg(not_differentiable({
            [](DType dt) {
              std::vector<Sample> s;
              uint64_t seed = 77;
-             for (int64_t n : {0, 1, 2, 7, 50, 200})
+             // int8 holds 0 .. 127: n = 128 is its largest permutation.
+             for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{7}, int64_t{50},
+                               dt == kInt8 ? int64_t{128} : int64_t{200}})
                s.push_back({{zeros({n}, dt), config(seed++, dt)}, "n = " + std::to_string(n)});
              return s;
            },

@@ -146,8 +146,9 @@ std::vector<OpInfo> entries() {
              4.0, float_result},
 
       // uint8 has its own neg entry below (wrap-around).
-      same_dtype_unary("neg", {kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64}, neg, neg_,
-                       [](double x) { return -x; }),
+      same_dtype_unary("neg",
+                       {kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64},
+                       neg, neg_, [](double x) { return -x; }),
       same_dtype_unary("abs", numeric_dtypes(), abs, abs_, [](double x) { return std::abs(x); }),
       same_dtype_unary("sign", all_dtypes(), sign, sign_, ref_sign),
       same_dtype_unary("relu", numeric_dtypes(), relu, relu_,
@@ -328,7 +329,7 @@ std::vector<OpInfo> entries() {
              4.0, to_bool},
       // In place, self keeps its dtype and holds 1 / 0.
       OpInfo{"logical_not",
-             {kInt32, kFloat32},
+             {kInt8, kInt32, kFloat32},
              [](DType dt) { return unary_samples(dt, -1, 1); },
              [](const Sample& s) { return std::vector<Tensor>{s.args[0].clone().logical_not_()}; },
              [](const Refs& r) {
