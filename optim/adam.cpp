@@ -5,6 +5,7 @@
 
 #include "core/ops/factory.h"
 #include "core/ops/optim.h"
+#include "optim/option_checks.h"
 #include "optim/step_count.h"
 
 namespace ember::optim {
@@ -20,17 +21,6 @@ GroupOptions adam_defaults(const Options& o) {
           {"weight_decay", o.weight_decay()},
           {"amsgrad", o.amsgrad() ? 1.0 : 0.0},
           {"maximize", o.maximize() ? 1.0 : 0.0}};
-}
-
-void check_adam_options(const char* who, const GroupOptions& o) {
-  EMBER_CHECK(o.at("lr") >= 0.0, who, ": Invalid learning rate: ", o.at("lr"));
-  EMBER_CHECK(o.at("eps") >= 0.0, who, ": Invalid epsilon value: ", o.at("eps"));
-  EMBER_CHECK(o.at("betas0") >= 0.0 && o.at("betas0") < 1.0, who,
-              ": Invalid beta parameter at index 0: ", o.at("betas0"));
-  EMBER_CHECK(o.at("betas1") >= 0.0 && o.at("betas1") < 1.0, who,
-              ": Invalid beta parameter at index 1: ", o.at("betas1"));
-  EMBER_CHECK(o.at("weight_decay") >= 0.0, who,
-              ": Invalid weight_decay value: ", o.at("weight_decay"));
 }
 
 // One Adam (decoupled = false) or AdamW (decoupled = true) update of `param`; the formulas
@@ -84,7 +74,7 @@ Adam::Adam(std::vector<ParamGroup> groups, const AdamOptions& options)
 }
 
 void Adam::check_options(const GroupOptions& options) const {
-  check_adam_options("Adam", options);
+  detail::check_lr_eps_betas_weight_decay("Adam", options);
   check_flag(options, "amsgrad");
   check_flag(options, "maximize");
 }
@@ -104,7 +94,7 @@ AdamW::AdamW(std::vector<ParamGroup> groups, const AdamWOptions& options)
 }
 
 void AdamW::check_options(const GroupOptions& options) const {
-  check_adam_options("AdamW", options);
+  detail::check_lr_eps_betas_weight_decay("AdamW", options);
   check_flag(options, "amsgrad");
   check_flag(options, "maximize");
 }

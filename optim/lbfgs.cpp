@@ -237,8 +237,8 @@ void LBFGS::check_state(const std::string& prefix, const GroupOptions& options, 
                 " must hold one number, got shape ", t.sizes());
     const double v = t.item<double>();
     if (counter)
-      EMBER_CHECK(std::isfinite(v) && v >= 0.0 && v == std::floor(v), prefix, name,
-                  " must be a non-negative integer, got ", v);
+      EMBER_CHECK(std::isfinite(v) && v >= 0.0 && v <= 9007199254740992.0 && v == std::floor(v),
+                  prefix, name, " must be a non-negative integer of at most 2^53, got ", v);
     else
       EMBER_CHECK(std::isfinite(v), prefix, name, " must be finite, got ", v);
   };

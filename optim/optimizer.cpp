@@ -37,13 +37,14 @@ std::optional<IndexedKey> split_key(const std::string& key) {
   return IndexedKey{key.substr(0, a), index, key.substr(b + 1)};
 }
 
-// A step counter from a file: one number, finite, a non-negative integer.
+// A step counter from a file: one number, a non-negative integer of at most 2^53 (where doubles
+// stop counting one by one, and far inside int64).
 void check_step(const std::string& who, const std::string& key, const Tensor& t) {
   EMBER_CHECK(t.numel() == 1, who, ": ", key, " must hold one number, got shape ", t.sizes());
   EMBER_CHECK(t.dtype() != kBool, who, ": ", key, " must be a number, got a bool");
   const double v = t.item<double>();
-  EMBER_CHECK(std::isfinite(v) && v >= 0.0 && v == std::floor(v), who, ": ", key,
-              " must be a non-negative integer, got ", v);
+  EMBER_CHECK(std::isfinite(v) && v >= 0.0 && v <= 9007199254740992.0 && v == std::floor(v), who,
+              ": ", key, " must be a non-negative integer of at most 2^53, got ", v);
 }
 
 }  // namespace

@@ -404,9 +404,11 @@ void run_steps(optim::Optimizer& opt, const std::vector<Tensor>& ps, int n) {
 // optimizer's header); options are judged by the constructor instead.
 bool valid_state_value(const std::string& opt, const std::string& name, double v) {
   const bool finite = std::isfinite(v);
-  if (opt == "LBFGS" && name == "n_iter") return finite && v >= 1 && v == std::floor(v);
+  const double max_count = 9007199254740992.0;  // 2^53
+  if (opt == "LBFGS" && name == "n_iter")
+    return finite && v >= 1 && v <= max_count && v == std::floor(v);
   if (name == "step" || name == "func_evals" || name == "n_iter")
-    return finite && v >= 0 && v == std::floor(v);
+    return finite && v >= 0 && v <= max_count && v == std::floor(v);
   if (name == "mu_product" || name == "mu") return finite && v > 0 && v <= 1;
   if (name == "eta" || name == "step_size") return finite && v >= 0;
   if (opt == "LBFGS") {
@@ -499,9 +501,9 @@ TEST_CASE("load_state_dict: the messages of refused options and steps", "[optim]
       other.load_state_dict(with("param_groups.0.amsgrad", scalar_tensor(2.0, kFloat64))),
       Contains("param_groups.0.amsgrad: Adam: amsgrad must be 0 or 1"));
   CHECK_THROWS_WITH(other.load_state_dict(with("state.0.step", scalar_tensor(-3.0, kFloat32))),
-                    Contains("state.0.step must be a non-negative integer, got -3"));
+                    Contains("state.0.step must be a non-negative integer of at most 2^53, got -3"));
   CHECK_THROWS_WITH(other.load_state_dict(with("state.0.step", scalar_tensor(1.5, kFloat32))),
-                    Contains("state.0.step must be a non-negative integer, got 1.5"));
+                    Contains("state.0.step must be a non-negative integer of at most 2^53, got 1.5"));
   CHECK_NOTHROW(other.load_state_dict(with("state.0.step", scalar_tensor(7.0, kFloat32))));
 
   optim::SGD sgd({w}, optim::SGDOptions(0.1).momentum(0.9));
@@ -545,7 +547,7 @@ TEST_CASE("LBFGS load_state_dict checks its history", "[optim][validation][lbfgs
   CHECK_THROWS_WITH(load(set("state.0.d", zeros({4}, kFloat64))),
                     Contains("state.0.d must be a floating 1-D tensor of the parameters' 5"));
   CHECK_THROWS_WITH(load(set("state.0.n_iter", scalar_tensor(int64_t{-1}, kInt64))),
-                    Contains("state.0.n_iter must be a non-negative integer, got -1"));
+                    Contains("state.0.n_iter must be a non-negative integer of at most 2^53, got -1"));
   CHECK_THROWS_WITH(load(set("state.0.n_iter", scalar_tensor(int64_t{0}, kInt64))),
                     Contains("n_iter must be at least 1 when d is present"));
   CHECK_THROWS_WITH(load(set("state.0.t", scalar_tensor(kNaN, kFloat64))),

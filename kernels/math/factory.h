@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/math/common.h"
+#include "kernels/math/convert.h"
 
 namespace ember::kernels::math {
 
@@ -14,7 +15,7 @@ template <class T>
 struct ArangeOp {
   double start, step;
   EMBER_HOST_DEVICE T operator()(int64_t i) const {
-    return static_cast<T>(start + static_cast<double>(i) * step);
+    return convert<T>(start + static_cast<double>(i) * step);  // Note [Floats to integers]
   }
 };
 
@@ -41,7 +42,7 @@ struct LinspaceOp {
     const int64_t half = steps / 2;
     const double v = steps == 1 || i < half ? start + step * static_cast<double>(i)
                                             : end - step * static_cast<double>(steps - 1 - i);
-    return static_cast<T>(v);
+    return convert<T>(v);  // Note [Floats to integers]: defined for every value
   }
 };
 
