@@ -500,10 +500,12 @@ TEST_CASE("load_state_dict: the messages of refused options and steps", "[optim]
   CHECK_THROWS_WITH(
       other.load_state_dict(with("param_groups.0.amsgrad", scalar_tensor(2.0, kFloat64))),
       Contains("param_groups.0.amsgrad: Adam: amsgrad must be 0 or 1"));
-  CHECK_THROWS_WITH(other.load_state_dict(with("state.0.step", scalar_tensor(-3.0, kFloat32))),
-                    Contains("state.0.step must be a non-negative integer of at most 2^53, got -3"));
-  CHECK_THROWS_WITH(other.load_state_dict(with("state.0.step", scalar_tensor(1.5, kFloat32))),
-                    Contains("state.0.step must be a non-negative integer of at most 2^53, got 1.5"));
+  CHECK_THROWS_WITH(
+      other.load_state_dict(with("state.0.step", scalar_tensor(-3.0, kFloat32))),
+      Contains("state.0.step must be a non-negative integer of at most 2^53, got -3"));
+  CHECK_THROWS_WITH(
+      other.load_state_dict(with("state.0.step", scalar_tensor(1.5, kFloat32))),
+      Contains("state.0.step must be a non-negative integer of at most 2^53, got 1.5"));
   CHECK_NOTHROW(other.load_state_dict(with("state.0.step", scalar_tensor(7.0, kFloat32))));
 
   optim::SGD sgd({w}, optim::SGDOptions(0.1).momentum(0.9));
@@ -546,8 +548,9 @@ TEST_CASE("LBFGS load_state_dict checks its history", "[optim][validation][lbfgs
   CHECK_THROWS_WITH(load(drop("state.0.H_diag")), Contains("state.0.H_diag is missing"));
   CHECK_THROWS_WITH(load(set("state.0.d", zeros({4}, kFloat64))),
                     Contains("state.0.d must be a floating 1-D tensor of the parameters' 5"));
-  CHECK_THROWS_WITH(load(set("state.0.n_iter", scalar_tensor(int64_t{-1}, kInt64))),
-                    Contains("state.0.n_iter must be a non-negative integer of at most 2^53, got -1"));
+  CHECK_THROWS_WITH(
+      load(set("state.0.n_iter", scalar_tensor(int64_t{-1}, kInt64))),
+      Contains("state.0.n_iter must be a non-negative integer of at most 2^53, got -1"));
   CHECK_THROWS_WITH(load(set("state.0.n_iter", scalar_tensor(int64_t{0}, kInt64))),
                     Contains("n_iter must be at least 1 when d is present"));
   CHECK_THROWS_WITH(load(set("state.0.t", scalar_tensor(kNaN, kFloat64))),
