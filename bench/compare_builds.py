@@ -68,6 +68,11 @@ def main():
     print(f'| benchmark | case | base median | new median | new / base | runs |')
     print('|---|---|---|---|---|---|')
     for (prog, case), v in results.items():
+        if not v['base'] or not v['new']:  # a case only one build has
+            mb = f"{statistics.median(v['base']):.4g}" if v['base'] else 'n/a'
+            mn = f"{statistics.median(v['new']):.4g}" if v['new'] else 'n/a'
+            print(f'| {prog} | {case} | {mb} | {mn} | n/a | {len(v["base"])} + {len(v["new"])} |')
+            continue
         mb, mn = statistics.median(v['base']), statistics.median(v['new'])
         print(f'| {prog} | {case} | {mb:.4g} | {mn:.4g} | {mn / mb:.3f} | {len(v["base"])} + {len(v["new"])} |')
 

@@ -18,6 +18,22 @@
 
 namespace ember {
 
+// The product of `sizes` (a container of int64) into *n: 0 when any size is 0, however large the
+// others; false when it overflows int64 or a size is negative. Inline, because
+// every new tensor computes its numel with it (Note [Per-op overhead] in core/tensor_iter.cpp).
+template <class Sizes>
+inline bool numel_fits(const Sizes& sizes, int64_t* n) {
+  int64_t r = 1;
+  bool negative = false, zero = false, overflow = false;
+  for (int64_t s : sizes) {
+    negative |= s < 0;
+    zero |= s == 0;
+    overflow |= __builtin_mul_overflow(r, s, &r);
+  }
+  *n = zero ? 0 : r;
+  return !negative && (zero || !overflow);
+}
+
 // a * b, or an ember::Error "<op>: <what> overflows int64 (a * b)".
 inline int64_t checked_mul(int64_t a, int64_t b, const char* op, const char* what) {
   int64_t r = 0;

@@ -3,12 +3,14 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/checked_math.h"
 #include "core/ops/copy.h"
 
 namespace ember {
 
 void TensorImpl::refresh(const char* op) {
-  numel = shape_numel(sizes, op);
+  // The common case inline: non-negative sizes whose product fits (one pass, no call).
+  if (!numel_fits(sizes, &numel)) numel = shape_numel(sizes, op);  // throws, naming the op
   // Contiguous means the strides are the row-major ones, ignoring dims of size 1 (their stride
   // is never used) -- the same rule as PyTorch.
   is_contiguous = true;
@@ -49,16 +51,11 @@ Shape contiguous_strides(const Shape& sizes) {
 }
 
 int64_t shape_numel(const Shape& sizes, const char* op) {
-  // Note [Sizes that overflow] in core/checked_math.h. A shape with a 0 size has no elements
-  // however large the others are.
-  int64_t n = 1;
-  bool overflow = false;
-  for (int64_t s : sizes) {
+  // Note [Sizes that overflow] in core/checked_math.h.
+  for (int64_t s : sizes)
     EMBER_CHECK(s >= 0, op, ": negative size ", s, " in shape ", shape_str(sizes));
-    if (s == 0) return 0;
-    overflow = overflow || __builtin_mul_overflow(n, s, &n);
-  }
-  EMBER_CHECK(!overflow, op, ": shape ", shape_str(sizes),
+  int64_t n = 0;
+  EMBER_CHECK(numel_fits(sizes, &n), op, ": shape ", shape_str(sizes),
               " has more elements than int64 can count");
   return n;
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "core/checked_math.h"
 #include "core/mem_overlap.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
@@ -214,8 +215,13 @@ TensorIter TensorIterConfig::build() {
       strides[perm[k]] = st;
       st *= std::max<int64_t>(shape[perm[k]], 1);
     }
-    const int64_t n = shape_numel(shape, op_);
-    Storage storage = make_storage(storage_nbytes(n, out_dtype, op_), it.device_);
+    // The broadcast shape's sizes are non-negative; only the product can overflow.
+    int64_t n = 0, nbytes = 0;
+    if (EMBER_UNLIKELY(
+            !numel_fits(shape, &n) ||
+            __builtin_mul_overflow(n, static_cast<int64_t>(itemsize(out_dtype)), &nbytes)))
+      storage_nbytes(shape_numel(shape, op_), out_dtype, op_);  // throws, naming the op
+    Storage storage = make_storage(static_cast<size_t>(nbytes), it.device_);
     it.ops_[i].tensor =
         make_tensor(std::move(storage), shape, std::move(strides), 0, out_dtype, op_);
     set_strides(it.ops_[i]);
