@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <tuple>
 #include <utility>
 
 #include "autograd/grad_mode.h"
@@ -64,7 +65,9 @@ LineSearchResult strong_wolfe(const Objective& obj, double t, const Tensor& d, d
                               double tolerance_change = 1e-9, int64_t max_ls = 25) {
   const double d_norm = abs_max(d);
   const Tensor g = native::clone(g_in);
-  auto [f_new, g_new] = obj(t);
+  double f_new = 0.0;  // not a structured binding: the lambdas below capture them
+  Tensor g_new;
+  std::tie(f_new, g_new) = obj(t);
   int64_t evals = 1;
   double gtd_new = dot(g_new, d);
 
@@ -389,7 +392,7 @@ Tensor LBFGS::step(const std::function<Tensor()>& closure) {
     st["n_iter"] = scalar_tensor(state_n_iter, kInt64);
   };
 
-  const Tensor orig_loss = evaluate();
+  Tensor orig_loss = evaluate();  // not const: returned by move
   double loss = orig_loss.item<double>();
   int64_t current_evals = 1;
   ++func_evals;

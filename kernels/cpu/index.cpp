@@ -152,7 +152,8 @@ void scatter_mean_kernel(TensorIter& iter) {
     cpu_kernel(iter, [](T v, int64_t count) -> T {
       if (count <= 0) return v;
       if constexpr (std::is_integral_v<M>) {
-        const int64_t x = static_cast<int64_t>(v);
+        // int8 is a signed char: the cast keeps its sign, which is meant here.
+        const int64_t x = static_cast<int64_t>(v);  // NOLINT(bugprone-signed-char-misuse)
         int64_t q = x / count;
         if (x % count != 0 && x < 0) --q;  // floor, not truncation
         return static_cast<T>(q);
