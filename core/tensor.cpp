@@ -45,7 +45,9 @@ Shape contiguous_strides(const Shape& sizes) {
   int64_t s = 1;
   for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
     strides[i] = s;
-    s *= sizes[i] > 0 ? sizes[i] : 1;
+    // Only an empty tensor's sizes can multiply past int64 here (a non-empty one's numel was
+    // checked), and its strides are never used: wrap without undefined behaviour.
+    (void)__builtin_mul_overflow(s, sizes[i] > 0 ? sizes[i] : 1, &s);
   }
   return strides;
 }

@@ -18,8 +18,8 @@ const OpFamilyRegistrar registrar("factory", kFactoryOps);
 Tensor empty(const Shape& sizes, const TensorOptions& options) {
   int64_t n = shape_numel(sizes, "empty");
   DType dt = options.dtype_or_default();
-  return make_tensor(make_storage(storage_nbytes(n, dt, "empty"), options.device_), sizes,
-                     contiguous_strides(sizes), 0, dt, "empty");
+  Storage storage = make_storage(storage_nbytes(n, dt, "empty"), options.device_);  // checks first
+  return make_tensor(std::move(storage), sizes, contiguous_strides(sizes), 0, dt, "empty");
 }
 
 Tensor full(const Shape& sizes, const Scalar& value, const TensorOptions& options) {
