@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "golden.h"
+#include "optim_golden.h"
 #include "test_util.h"
 
 using namespace ember;
+using namespace ember::testing;
 using Catch::Contains;
 using ember::testing::check_close;
 using ember::testing::Golden;
@@ -26,23 +28,8 @@ namespace {
 constexpr int kSteps = 6;
 constexpr double kGroup0Lr = 0.03;
 
-using MakeOptimizer =
-    std::function<std::unique_ptr<optim::Optimizer>(std::vector<optim::ParamGroup>)>;
-
-struct Config {
-  std::string name;
-  MakeOptimizer make;
-};
-
-template <class Opt, class Options>
-MakeOptimizer maker(Options options) {
-  return [options](std::vector<optim::ParamGroup> groups) {
-    return std::make_unique<Opt>(std::move(groups), options);
-  };
-}
-
 // The configs of gen_optim.py.
-std::vector<Config> configs() {
+std::vector<OptimConfig> configs() {
   using namespace optim;
   return {
       {"sgd_plain", maker<SGD>(SGDOptions(0.1))},
@@ -67,58 +54,20 @@ std::vector<Config> configs() {
   };
 }
 
-std::vector<Tensor> initial_params() {
-  std::vector<Tensor> ps;
-  for (int k = 0; k < 3; ++k)
-    ps.push_back(golden("optim")["params." + std::to_string(k)].requires_grad_());
-  return ps;
-}
-
-// Group 0: parameters 0 and 1 with lr 0.03; group 1: parameter 2 with the default lr.
-std::vector<optim::ParamGroup> two_groups(const std::vector<Tensor>& ps) {
-  return {optim::ParamGroup({ps[0], ps[1]}, {{"lr", kGroup0Lr}}), optim::ParamGroup({ps[2]})};
-}
-
-// The gradients of step t; parameter 1 has none at step 2.
-void set_grads(const std::vector<Tensor>& ps, int t) {
-  for (int k = 0; k < 3; ++k) {
-    ps[k].set_grad(t == 2 && k == 1
-                       ? Tensor()
-                       : golden("optim")["grads." + std::to_string(t) + "." + std::to_string(k)]);
-  }
-}
-
-void check_step(const std::string& name, const std::vector<Tensor>& ps, int t) {
-  for (int k = 0; k < 3; ++k) {
-    const std::string key = name + ".step" + std::to_string(t) + "." + std::to_string(k);
-    check_close(ps[k], golden("optim")[key], 1e-13, 1e-12, key);
-  }
-}
-
-const Tensor* find(const TensorDict& d, const std::string& key) {
-  for (const auto& kv : d)
-    if (kv.first == key) return &kv.second;
-  return nullptr;
-}
-
-// A checkpoint's trip: the dict written as a safetensors image and read back.
-TensorDict through_safetensors(const TensorDict& d) {
-  const std::string bytes = safetensors::serialize(d);
-  return safetensors::parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()).tensors;
-}
+const OptimGolden kGolden{"optim"};
 
 }  // namespace
 
 TEST_CASE("optimizers follow PyTorch's trajectories, two groups, a skipped gradient",
           "[optim][golden]") {
-  for (const Config& c : configs()) {
+  for (const OptimConfig& c : configs()) {
     INFO(c.name);
-    std::vector<Tensor> ps = initial_params();
-    auto opt = c.make(two_groups(ps));
+    std::vector<Tensor> ps = kGolden.initial_params();
+    auto opt = c.make(two_groups(ps, kGroup0Lr));
     for (int t = 0; t < kSteps; ++t) {
-      set_grads(ps, t);
+      kGolden.set_grads(ps, t);
       opt->step();
-      check_step(c.name, ps, t);
+      kGolden.check_step(c.name, ps, t, 1e-13, 1e-12);
     }
     // The final state: PyTorch's names, dtypes (Adam's step float32, RMSprop's int64) and values.
     const TensorDict sd = opt->state_dict();
@@ -142,12 +91,12 @@ TEST_CASE("optimizers follow PyTorch's trajectories, two groups, a skipped gradi
 
 TEST_CASE("optimizer state_dict round trip mid-run continues PyTorch's trajectory",
           "[optim][golden]") {
-  for (const Config& c : configs()) {
+  for (const OptimConfig& c : configs()) {
     INFO(c.name);
-    std::vector<Tensor> ps = initial_params();
-    auto opt = c.make(two_groups(ps));
+    std::vector<Tensor> ps = kGolden.initial_params();
+    auto opt = c.make(two_groups(ps, kGroup0Lr));
     for (int t = 0; t < 3; ++t) {
-      set_grads(ps, t);
+      kGolden.set_grads(ps, t);
       opt->step();
     }
     const TensorDict saved = through_safetensors(opt->state_dict());
@@ -160,12 +109,12 @@ TEST_CASE("optimizer state_dict round trip mid-run continues PyTorch's trajector
     resumed->load_state_dict(saved);
     CHECK(resumed->param_groups()[0].lr() == kGroup0Lr);
     for (int t = 3; t < kSteps; ++t) {
-      set_grads(ps, t);
-      set_grads(fresh, t);
+      kGolden.set_grads(ps, t);
+      kGolden.set_grads(fresh, t);
       opt->step();  // the original goes on: state_dict() was a snapshot
       resumed->step();
-      check_step(c.name, ps, t);
-      check_step(c.name, fresh, t);
+      kGolden.check_step(c.name, ps, t, 1e-13, 1e-12);
+      kGolden.check_step(c.name, fresh, t, 1e-13, 1e-12);
     }
   }
 }
@@ -410,7 +359,7 @@ TEST_CASE("Adagrad makes its state when parameters are added, as PyTorch", "[opt
 TEST_CASE("optimizers: staged layouts give the fused path's exact results", "[optim]") {
   // A non-contiguous parameter (a transposed leaf) and a non-contiguous gradient take the
   // staging path; a contiguous twin takes the direct one. Same formula, same bits.
-  for (const Config& c : configs()) {
+  for (const OptimConfig& c : configs()) {
     INFO(c.name);
     Tensor base = randn({4, 3}, kFloat64);
     Tensor strided = base.t().detach().requires_grad_();  // [3, 4], strides (1, 3)

@@ -15,9 +15,11 @@
 #include <vector>
 
 #include "golden.h"
+#include "optim_golden.h"
 #include "test_util.h"
 
 using namespace ember;
+using namespace ember::testing;
 using Catch::Contains;
 using ember::testing::check_close;
 using ember::testing::golden;
@@ -26,26 +28,9 @@ namespace {
 
 constexpr int kSteps = 8;
 constexpr double kGroup0Lr = 0.03;
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-const double kInf = std::numeric_limits<double>::infinity();
-
-using MakeOptimizer =
-    std::function<std::unique_ptr<optim::Optimizer>(std::vector<optim::ParamGroup>)>;
-
-struct Config {
-  std::string name;
-  MakeOptimizer make;
-};
-
-template <class Opt, class Options>
-MakeOptimizer maker(Options options) {
-  return [options](std::vector<optim::ParamGroup> groups) {
-    return std::make_unique<Opt>(std::move(groups), options);
-  };
-}
 
 // The element-wise configs of gen_optim2.py.
-std::vector<Config> configs() {
+std::vector<OptimConfig> configs() {
   using namespace optim;
   return {
       {"nadam", maker<NAdam>(NAdamOptions(0.01))},
@@ -71,41 +56,7 @@ std::vector<Config> configs() {
   };
 }
 
-std::vector<Tensor> initial_params() {
-  std::vector<Tensor> ps;
-  for (int k = 0; k < 3; ++k)
-    ps.push_back(golden("optim2")["params." + std::to_string(k)].requires_grad_());
-  return ps;
-}
-
-std::vector<optim::ParamGroup> two_groups(const std::vector<Tensor>& ps) {
-  return {optim::ParamGroup({ps[0], ps[1]}, {{"lr", kGroup0Lr}}), optim::ParamGroup({ps[2]})};
-}
-
-void set_grads(const std::vector<Tensor>& ps, int t) {
-  for (int k = 0; k < 3; ++k)
-    ps[k].set_grad(t == 2 && k == 1
-                       ? Tensor()
-                       : golden("optim2")["grads." + std::to_string(t) + "." + std::to_string(k)]);
-}
-
-void check_step(const std::string& name, const std::vector<Tensor>& ps, int t, double tol) {
-  for (size_t k = 0; k < ps.size(); ++k) {
-    const std::string key = name + ".step" + std::to_string(t) + "." + std::to_string(k);
-    check_close(ps[k], golden("optim2")[key], tol, tol, key);
-  }
-}
-
-const Tensor* find(const TensorDict& d, const std::string& key) {
-  for (const auto& kv : d)
-    if (kv.first == key) return &kv.second;
-  return nullptr;
-}
-
-TensorDict through_safetensors(const TensorDict& d) {
-  const std::string bytes = safetensors::serialize(d);
-  return safetensors::parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()).tensors;
-}
+const OptimGolden kGolden{"optim2"};
 
 // Every "<name>.state.*" golden entry is in sd, with its value (and dtype, if check_dtype); and
 // sd has no other state entries.
@@ -177,14 +128,14 @@ std::function<Tensor()> lbfgs_closure(optim::Optimizer& opt, const std::string& 
 
 TEST_CASE("NAdam, RAdam, Adamax, Adadelta, ASGD and Rprop follow PyTorch's trajectories",
           "[optim][golden]") {
-  for (const Config& c : configs()) {
+  for (const OptimConfig& c : configs()) {
     INFO(c.name);
-    std::vector<Tensor> ps = initial_params();
-    auto opt = c.make(two_groups(ps));
+    std::vector<Tensor> ps = kGolden.initial_params();
+    auto opt = c.make(two_groups(ps, kGroup0Lr));
     for (int t = 0; t < kSteps; ++t) {
-      set_grads(ps, t);
+      kGolden.set_grads(ps, t);
       opt->step();
-      check_step(c.name, ps, t, 1e-12);
+      kGolden.check_step(c.name, ps, t, 1e-12, 1e-12);
     }
     check_state(c.name, opt->state_dict(), 1e-12, /*check_dtype=*/true);
   }
@@ -192,12 +143,12 @@ TEST_CASE("NAdam, RAdam, Adamax, Adadelta, ASGD and Rprop follow PyTorch's traje
 
 TEST_CASE("new optimizers: a state_dict round trip mid-run continues the trajectory exactly",
           "[optim][golden]") {
-  for (const Config& c : configs()) {
+  for (const OptimConfig& c : configs()) {
     INFO(c.name);
-    std::vector<Tensor> ps = initial_params();
-    auto opt = c.make(two_groups(ps));
+    std::vector<Tensor> ps = kGolden.initial_params();
+    auto opt = c.make(two_groups(ps, kGroup0Lr));
     for (int t = 0; t < 3; ++t) {
-      set_grads(ps, t);
+      kGolden.set_grads(ps, t);
       opt->step();
     }
     const TensorDict saved = through_safetensors(opt->state_dict());
@@ -207,8 +158,8 @@ TEST_CASE("new optimizers: a state_dict round trip mid-run continues the traject
     resumed->load_state_dict(saved);
     CHECK(resumed->param_groups()[0].lr() == kGroup0Lr);
     for (int t = 3; t < kSteps; ++t) {
-      set_grads(ps, t);
-      set_grads(fresh, t);
+      kGolden.set_grads(ps, t);
+      kGolden.set_grads(fresh, t);
       opt->step();
       resumed->step();
       for (int k = 0; k < 3; ++k) check_close(fresh[k], ps[k], 0.0, 0.0, "resumed param");
@@ -227,7 +178,7 @@ TEST_CASE("LBFGS follows PyTorch's trajectories, with and without strong Wolfe",
       Tensor loss = opt.step(closure);
       check_close(loss, golden("optim2")[c.name + ".loss" + std::to_string(t)], 1e-10, 1e-10,
                   "loss");
-      check_step(c.name, ps, t, 1e-9);
+      kGolden.check_step(c.name, ps, t, 1e-9, 1e-9);
     }
     // "t" is a Python int when it is lr: compare values, not dtypes.
     check_state(c.name, opt.state_dict(), 1e-8, /*check_dtype=*/false);
