@@ -1,5 +1,6 @@
 #include "autograd/engine.h"
 
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -11,6 +12,7 @@
 #include "autograd/ops/binary.h"
 #include "autograd/ops/copy.h"
 #include "core/ops/factory.h"
+#include "core/stream.h"
 
 namespace ember::autograd {
 
@@ -39,7 +41,8 @@ std::string anomaly_where(const Node& node) {
 }
 
 // The gradient `g` flowing into slot `slot` of `receiver`, made to fit it: broadcasting undone,
-// dtype matched (PyTorch's validate_outputs).
+// dtype and device matched (PyTorch's validate_outputs: the gradient of x.cuda() comes back to
+// x's device).
 Tensor fit_gradient(const Tensor& g, const Node& producer, size_t index, const Node& receiver,
                     uint32_t slot) {
   const GradSlotMeta& meta = receiver.output_meta(slot);
@@ -53,7 +56,8 @@ Tensor fit_gradient(const Tensor& g, const Node& producer, size_t index, const N
                   shape_str(meta.sizes()));
     }
   }
-  if (out.dtype() != meta.dtype) out = out.to(meta.dtype);
+  if (out.dtype() != meta.dtype || out.device() != meta.device)
+    out = out.to(meta.device, meta.dtype);
   return out;
 }
 
@@ -228,6 +232,9 @@ class GraphTask {
           grads[i] = ember::zeros(m.sizes(), TensorOptions(m.dtype).device(m.device));
         }
       }
+      // Note [Backward runs on the forward's stream] in autograd/node.h.
+      std::optional<StreamGuard> on_stream;
+      if (EMBER_UNLIKELY(node.stream().device().is_cuda())) on_stream.emplace(node.stream());
       if (is_anomaly_enabled()) {
         try {
           outputs = node.apply(std::move(grads));

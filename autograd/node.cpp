@@ -70,6 +70,7 @@ uint32_t Node::add_output(const Tensor& t) {
   for (int64_t s : t.sizes()) meta.shape.push_back(s);
   meta.dtype = t.dtype();
   meta.device = t.device();
+  if (EMBER_UNLIKELY(meta.device.is_cuda())) stream_ = current_stream(meta.device);
   outputs_.push_back(std::move(meta));
   return static_cast<uint32_t>(outputs_.size() - 1);
 }

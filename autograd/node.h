@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/small_vector.h"
+#include "core/stream.h"
 #include "core/tensor.h"
 
 namespace ember::autograd {
@@ -107,6 +108,14 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual void run_pre_hooks(Tensors& grads) const;
   bool has_pre_hooks() const { return !pre_hooks_.empty() || !retain_hooks_.empty(); }
 
+  // Note [Backward runs on the forward's stream]
+  // A node made by an op on a cuda device remembers that device's current stream at the time
+  // (set by add_output), and the engine runs the node's backward with that stream current, as
+  // PyTorch does: the backward kernels then queue behind the forward work they read, and a
+  // program that ran its forward on a side stream gets its backward there too. CPU nodes keep
+  // the CPU's stream, which changes nothing.
+  const Stream& stream() const { return stream_; }
+
   AnomalyInfo* anomaly() const { return anomaly_.get(); }
   void set_anomaly(std::unique_ptr<AnomalyInfo> info) { anomaly_ = std::move(info); }
 
@@ -121,6 +130,7 @@ class Node : public std::enable_shared_from_this<Node> {
     Tensor::GradHook fn;
   };
   uint64_t sequence_nr_;
+  Stream stream_;  // Note [Backward runs on the forward's stream]
   std::vector<PreHook> pre_hooks_;
   std::vector<std::pair<uint32_t, std::function<void(const Tensor&)>>> retain_hooks_;
   std::unique_ptr<AnomalyInfo> anomaly_;

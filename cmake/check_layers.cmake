@@ -15,7 +15,10 @@ set(rules
   "core/half.h|core/macros.h"
   "core/error.h|core/macros.h"
   "core/dtype.h|core/error.h,core/half.h,core/macros.h"
-  "kernels/cpu|core,kernels/math"
+  "kernels/cuda/sim|"
+  "kernels/elementwise|core,kernels/math"
+  "kernels/cpu|core,kernels/math,kernels/elementwise"
+  "kernels/cuda|core,kernels/math,kernels/elementwise"
   "core|kernels/math"
   "autograd|core,kernels/math"
   "nn|autograd,core"
@@ -41,7 +44,8 @@ foreach(rule IN LISTS rules)
     get_filename_component(own ${folder} NAME)
     set(own_prefix "${folder}")  # a single file: its own name is no licence for its folder
   else()
-    file(GLOB_RECURSE files ${SOURCE_DIR}/${folder}/*.h ${SOURCE_DIR}/${folder}/*.cpp)
+    file(GLOB_RECURSE files ${SOURCE_DIR}/${folder}/*.h ${SOURCE_DIR}/${folder}/*.cpp
+         ${SOURCE_DIR}/${folder}/*.cu ${SOURCE_DIR}/${folder}/*.cuh)
     set(own_prefix "${folder}/")
   endif()
   foreach(f IN LISTS files)

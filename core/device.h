@@ -21,6 +21,9 @@ struct Device {
   Device(const std::string& spec);
   Device(const char* spec) : Device(std::string(spec)) {}
 
+  static Device cpu() { return Device(DeviceType::CPU, 0); }
+  static Device cuda(int index = 0) { return Device(DeviceType::CUDA, index); }
+
   bool is_cpu() const { return type == DeviceType::CPU; }
   bool is_cuda() const { return type == DeviceType::CUDA; }
   std::string str() const;

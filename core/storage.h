@@ -24,6 +24,8 @@ struct StorageImpl {
   // Made under InferenceMode: tensors on it can never join an autograd graph
   // (autograd/grad_mode.h).
   bool is_inference = detail::inference_mode_enabled;
+  // Page-locked host memory from the pinned allocator (Note [Pinned host memory]).
+  bool is_pinned = false;
 
   StorageImpl(DataPtr p, size_t n) : data_ptr(std::move(p)), nbytes(n) {}
   void* data() const { return data_ptr.get(); }

@@ -92,6 +92,12 @@ void restore_device(Device device) {
 
 }  // namespace
 
+DeviceProperties DeviceBackend::properties(int index) const {
+  EMBER_CHECK(false, "get_device_properties: the backend of device ", index,
+              " reports no properties");
+  return {};
+}
+
 DeviceBackend* get_device_backend(DeviceType type, const char* op) {
   DeviceBackend* b = backend_or_null(type);
   EMBER_CHECK(b != nullptr, op, ": no ", device_type_name(type), " backend", no_backend_hint(type));

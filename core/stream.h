@@ -176,6 +176,20 @@ class StreamGuard {
   Stream original_stream_, current_stream_;
 };
 
+// What a device reports about itself (cudaDeviceProp's essentials; the simulator presents an
+// sm_90 device, is_simulated true).
+struct DeviceProperties {
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  int64_t total_memory = 0;  // bytes
+  int multiprocessor_count = 0;
+  int max_threads_per_block = 0;
+  int warp_size = 0;
+  int64_t shared_memory_per_block = 0;        // without opt-in
+  int64_t shared_memory_per_block_optin = 0;  // the most a kernel may opt in to
+  bool is_simulated = false;
+};
+
 // What a device type provides for streams, events and the current device (Note [Device backends
 // plug in through DeviceBackend]). Indices and streams reaching a backend are already checked
 // (index < device_count(), stream of the right device type). Event handles are the backend's:
@@ -203,6 +217,8 @@ class DeviceBackend {
   virtual void synchronize_event(void* event) const = 0;
   virtual void block_stream(void* event, const Stream& stream) const = 0;
   virtual double elapsed_ms(void* start, void* end) const = 0;
+  // The properties of device index; the default says the backend reports none.
+  virtual DeviceProperties properties(int index) const;
 };
 
 // The backend of a device type; throws naming `op` when none is registered.

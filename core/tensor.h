@@ -206,7 +206,15 @@ class Tensor {
   Tensor to(DType dtype) const;
   Tensor to(Device device) const;
   Tensor to(Device device, DType dtype) const;
-  const Tensor& copy_(const Tensor& src) const;
+  // non_blocking: Note on native::copy_ in core/ops/copy.h (a pinned host tensor to a device, or
+  // back into pinned memory, returns before the copy finished).
+  Tensor to(Device device, DType dtype, bool non_blocking) const;
+  // to(Device::cuda(index)); index -1 is the current cuda device.
+  Tensor cuda(int index = -1) const;
+  Tensor cpu() const;         // to(kCPU)
+  Tensor pin_memory() const;  // ember::pin_memory (core/ops/copy.h)
+  bool is_pinned() const;
+  const Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
   const Tensor& fill_(const Scalar& value) const;
   const Tensor& zero_() const;
 

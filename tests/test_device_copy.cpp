@@ -20,11 +20,11 @@ Device g_iter_device, g_src_device;
 
 // The "CUDA" copy kernels of the fake device: its memory is host memory, so the CPU kernel can
 // move the bytes; they record what the iterator described.
-void fake_cross_device_copy(TensorIter& iter) {
+void fake_cross_device_copy(TensorIter& iter, bool non_blocking) {
   ++g_cross_device_copies;
   g_iter_device = iter.device();
   g_src_device = iter.tensor(1).device();
-  copy_stub.table[0][0](iter);
+  copy_stub.table[0][0](iter, non_blocking);
 }
 
 // Installs the fake cpu<->cuda kernels for a scope.
@@ -53,10 +53,10 @@ TEST_CASE("copy_stub has one kernel per device pair", "[core][device_copy]") {
   Tensor b = empty({2, 3});
   TensorIter iter = TensorIterConfig("copy_").add_output(b).add_input(a).build();
   CHECK_THROWS_WITH(
-      copy_stub(DeviceType::CPU, DeviceType::CUDA, iter),
+      copy_stub(DeviceType::CPU, DeviceType::CUDA, iter, false),
       Contains("copy_stub: no kernel from cpu to cuda") && Contains("built without CUDA"));
   // The cpu -> cpu entry is the kernel every same-device copy uses.
-  copy_stub(DeviceType::CPU, DeviceType::CPU, iter);
+  copy_stub(DeviceType::CPU, DeviceType::CPU, iter, false);
   CHECK(values(b) == std::vector<double>(6, 1.0));
 }
 

@@ -29,6 +29,22 @@ TEST_CASE("op table: forward matches the float64 reference", "[op_table]") {
   for (const OpInfo& op : op_table()) check_forward(op, devices);
 }
 
+TEST_CASE("op table: every op has a CUDA kernel or is pending", "[op_table][cuda]") {
+  Device cuda_device;
+  bool found = false;
+  for (const Device& d : op_table_devices()) {
+    if (d.is_cuda()) {
+      cuda_device = d;
+      found = true;
+    }
+  }
+  if (!found || device_count(DeviceType::CUDA) == 0) {
+    WARN("skipped: no cuda device in this build or on this machine");
+    return;
+  }
+  check_cuda_coverage(cuda_device);
+}
+
 // ---- autograd: gradcheck and gradgradcheck of every differentiable op --------------------------
 
 namespace {

@@ -7,6 +7,7 @@
 #include "autograd/ops/copy.h"
 
 #include "autograd/ops/common.h"
+#include "core/stream.h"
 
 namespace ember {
 
@@ -31,18 +32,18 @@ Tensor contiguous(const Tensor& t) {
   return y;
 }
 
-Tensor to(const Tensor& t, Device device, DType dtype) {
+Tensor to(const Tensor& t, Device device, DType dtype, bool non_blocking) {
   if (t.device() == device && t.dtype() == dtype) return t;
   Op op("ToCopyBackward", t);
-  Tensor y = op.run([&] { return native::to(t, device, dtype); });
+  Tensor y = op.run([&] { return native::to(t, device, dtype, non_blocking); });
   op.set_output(y);
   op.backward(pass_through);
   return y;
 }
 
-const Tensor& copy_(const Tensor& dst, const Tensor& src) {
+const Tensor& copy_(const Tensor& dst, const Tensor& src, bool non_blocking) {
   return inplace_op(
-      "copy_", dst, [&] { native::copy_(dst, src); },
+      "copy_", dst, [&] { native::copy_(dst, src, non_blocking); },
       [&](const Tensor& old) {
         Op op("CopyBackwards", old, src);
         Tensor y = op.run([&] {
@@ -85,7 +86,17 @@ Tensor Tensor::clone() const { return ember::clone(*this); }
 Tensor Tensor::to(DType d) const { return ember::to(*this, device(), d); }
 Tensor Tensor::to(Device d) const { return ember::to(*this, d, dtype()); }
 Tensor Tensor::to(Device d, DType t) const { return ember::to(*this, d, t); }
-const Tensor& Tensor::copy_(const Tensor& src) const { return ember::copy_(*this, src); }
+Tensor Tensor::to(Device d, DType t, bool non_blocking) const {
+  return ember::to(*this, d, t, non_blocking);
+}
+Tensor Tensor::cuda(int index) const {
+  return ember::to(*this, Device::cuda(index < 0 ? current_device(DeviceType::CUDA) : index),
+                   dtype());
+}
+Tensor Tensor::cpu() const { return ember::to(*this, kCPU, dtype()); }
+const Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) const {
+  return ember::copy_(*this, src, non_blocking);
+}
 const Tensor& Tensor::fill_(const Scalar& v) const { return ember::fill_(*this, v); }
 const Tensor& Tensor::zero_() const { return ember::zero_(*this); }
 

@@ -8,11 +8,11 @@
 
 namespace ember {
 
-const Tensor& copy_(const Tensor& dst, const Tensor& src);
+const Tensor& copy_(const Tensor& dst, const Tensor& src, bool non_blocking = false);
 const Tensor& fill_(const Tensor& t, const Scalar& value);
 const Tensor& zero_(const Tensor& t);
 Tensor contiguous(const Tensor& t);
 Tensor clone(const Tensor& t);
-Tensor to(const Tensor& t, Device device, DType dtype);
+Tensor to(const Tensor& t, Device device, DType dtype, bool non_blocking = false);
 
 }  // namespace ember

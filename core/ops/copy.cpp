@@ -15,7 +15,7 @@ static_assert(sizeof(kCopyOps) / sizeof(kCopyOps[0]) == 6);
 const OpFamilyRegistrar registrar("copy", kCopyOps);
 }  // namespace
 
-const Tensor& native::copy_(const Tensor& dst, const Tensor& src) {
+const Tensor& native::copy_(const Tensor& dst, const Tensor& src, bool non_blocking) {
   EMBER_CHECK(dst.defined() && src.defined(), "copy_: undefined tensor");
   dst.bump_version();
   if (dst.numel() == 0) return dst;
@@ -34,7 +34,7 @@ const Tensor& native::copy_(const Tensor& dst, const Tensor& src) {
   if (dst.device() == src.device()) {
     TensorIter iter =
         TensorIterConfig("copy_").add_output(dst).add_input(src).static_shape(dst.sizes()).build();
-    copy_stub(src_type, dst_type, iter);
+    copy_stub(src_type, dst_type, iter, non_blocking);
     return dst;
   }
   // Between devices: the pair's kernel (Note [Device-pair stubs] in core/dispatch.h).
@@ -49,7 +49,7 @@ const Tensor& native::copy_(const Tensor& dst, const Tensor& src) {
                         .static_shape(dst.sizes())
                         .check_all_same_device(false)
                         .build();
-  copy_stub(src_type, dst_type, iter);
+  copy_stub(src_type, dst_type, iter, non_blocking);
   return dst;
 }
 
@@ -81,10 +81,29 @@ Tensor native::clone(const Tensor& t) {
 
 Tensor native::contiguous(const Tensor& t) { return t.is_contiguous() ? t : native::clone(t); }
 
-Tensor native::to(const Tensor& t, Device device, DType dtype) {
+Tensor pin_memory(const Tensor& t) {
+  EMBER_CHECK(t.defined(), "pin_memory: undefined tensor");
+  EMBER_CHECK(t.is_cpu(), "pin_memory: only CPU tensors can be pinned, got a tensor on ",
+              t.device());
+  if (is_pinned(t)) return t;
+  const size_t nbytes = storage_nbytes(t.numel(), t.dtype(), "pin_memory");
+  auto storage = std::make_shared<StorageImpl>(get_pinned_allocator()->allocate(nbytes), nbytes);
+  storage->is_pinned = true;
+  Tensor out = make_tensor(std::move(storage), t.sizes(), contiguous_strides(t.sizes()), 0,
+                           t.dtype(), "pin_memory");
+  native::copy_(out, t);
+  return out;
+}
+
+bool is_pinned(const Tensor& t) { return t.defined() && t.impl().storage->is_pinned; }
+
+Tensor Tensor::pin_memory() const { return ember::pin_memory(*this); }
+bool Tensor::is_pinned() const { return ember::is_pinned(*this); }
+
+Tensor native::to(const Tensor& t, Device device, DType dtype, bool non_blocking) {
   if (t.device() == device && t.dtype() == dtype) return t;
   Tensor out = empty(t.sizes(), TensorOptions(dtype).device(device));
-  native::copy_(out, t);
+  native::copy_(out, t, non_blocking);
   return out;
 }
 

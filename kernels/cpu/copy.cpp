@@ -9,7 +9,7 @@ namespace ember::kernels::cpu {
 
 namespace {
 
-void copy_kernel(TensorIter& iter) {
+void copy_kernel(TensorIter& iter, bool /*non_blocking*/) {
   EMBER_DISPATCH_ALL(iter.dtype(0), "copy_", [&] {
     using dst_t = scalar_t;
     EMBER_DISPATCH_ALL(iter.dtype(1), "copy_", [&] {

@@ -8,30 +8,17 @@
 // loop is a plain indexed loop the compiler vectorises; otherwise it steps byte strides (a
 // stride of 0 is a broadcast operand). The same functors run on CUDA (kernels/math).
 
+#include <atomic>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
 #include "core/tensor_iter.h"
+#include "kernels/math/function_traits.h"
 
 namespace ember::kernels::cpu {
 
-template <class F>
-struct function_traits : function_traits<decltype(&std::decay_t<F>::operator())> {};
-template <class C, class R, class... A>
-struct function_traits<R (C::*)(A...) const> {
-  using result = R;
-  using args = std::tuple<A...>;
-  static constexpr size_t arity = sizeof...(A);
-};
-template <class C, class R, class... A>
-struct function_traits<R (C::*)(A...)> : function_traits<R (C::*)(A...) const> {};
-template <class R, class... A>
-struct function_traits<R (*)(A...)> {
-  using result = R;
-  using args = std::tuple<A...>;
-  static constexpr size_t arity = sizeof...(A);
-};
+using math::function_traits;
 
 namespace detail {
 template <class F, size_t... I>
@@ -71,5 +58,33 @@ void cpu_kernel(const TensorIter& iter, F op) {
     detail::basic_loop(data, strides, n, local, std::make_index_sequence<traits::arity>{});
   });
 }
+
+// The CPU's Loop policy for the kernels written once for every device (Note [Kernels written
+// once for every device] in kernels/elementwise/loop.h).
+struct CpuLoop {
+  template <class F>
+  static void run(TensorIter& iter, const F& f) {
+    cpu_kernel(iter, f);
+  }
+
+  // Integer division raises instead of trapping: a read-only pass over the divisor (operand 2)
+  // looks for zeros before anything is written, so a failed op leaves its output untouched.
+  template <class T>
+  static void check_no_zero_divisor(const TensorIter& iter) {
+    if constexpr (std::is_integral_v<T>) {
+      std::atomic<bool> found{false};
+      iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
+        const char* p = data[2];
+        const int64_t s = strides[2];
+        bool zero = false;
+        for (int64_t i = 0; i < n; ++i) zero |= *reinterpret_cast<const T*>(p + i * s) == T(0);
+        if (zero) found.store(true, std::memory_order_relaxed);
+      });
+      EMBER_CHECK(!found.load(), iter.op_name(), ": ZeroDivisionError (integer division by zero)");
+    } else {
+      (void)iter;
+    }
+  }
+};
 
 }  // namespace ember::kernels::cpu

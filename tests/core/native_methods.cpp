@@ -9,6 +9,7 @@
 #include "core/ops/binary.h"
 #include "core/ops/conv.h"
 #include "core/ops/copy.h"
+#include "core/stream.h"
 #include "core/ops/factory.h"
 #include "core/ops/index.h"
 #include "core/ops/linalg.h"
@@ -120,7 +121,17 @@ Tensor Tensor::clone() const { return native::clone(*this); }
 Tensor Tensor::to(DType d) const { return native::to(*this, device(), d); }
 Tensor Tensor::to(Device d) const { return native::to(*this, d, dtype()); }
 Tensor Tensor::to(Device d, DType t) const { return native::to(*this, d, t); }
-const Tensor& Tensor::copy_(const Tensor& src) const { return native::copy_(*this, src); }
+Tensor Tensor::to(Device d, DType t, bool non_blocking) const {
+  return native::to(*this, d, t, non_blocking);
+}
+Tensor Tensor::cuda(int index) const {
+  return native::to(*this, Device::cuda(index < 0 ? current_device(DeviceType::CUDA) : index),
+                    dtype());
+}
+Tensor Tensor::cpu() const { return native::to(*this, kCPU, dtype()); }
+const Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) const {
+  return native::copy_(*this, src, non_blocking);
+}
 const Tensor& Tensor::fill_(const Scalar& v) const { return native::fill_(*this, v); }
 const Tensor& Tensor::zero_() const { return native::zero_(*this); }
 

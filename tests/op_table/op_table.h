@@ -108,6 +108,10 @@ struct OpInfo {
   // Optional: false for a float64 sample that gradcheck must skip (one sitting on a kink, e.g.
   // ties of max). Say why next to the entry.
   std::function<bool(const Sample&)> grad_sample_ok;
+  // Whether the result on another device must equal the CPU's (check_forward). Only the random
+  // ops say false: their entries check statistics, and a device's generator need only agree
+  // with the CPU's where Note [Philox streams] promises it.
+  bool compare_across_devices = true;
 };
 
 // Absolute-and-relative tolerance for comparing an output of `dt` with a float64 reference.

@@ -164,7 +164,10 @@ constexpr int64_t kWideLow = -(int64_t{1} << 61), kWideHigh = int64_t{1} << 61;
 // gradient, autograd/ops/random.cpp) and the factories take no tensor input that could have one.
 // bernoulli(probs) gives no gradient to probs either. So no entry is gradchecked.
 std::vector<OpInfo> not_differentiable(std::vector<OpInfo> entries) {
-  for (OpInfo& e : entries) e.grad = GradSupport::None;
+  for (OpInfo& e : entries) {
+    e.grad = GradSupport::None;
+    e.compare_across_devices = false;
+  }
   return entries;
 }
 

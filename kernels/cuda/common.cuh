@@ -1,0 +1,110 @@
+#pragma once
+// What every kernels/cuda/*.cu file includes first: the CUDA language (nvcc's, or the
+// simulator's in a host-compiled sim build), the shared-memory macros, and launch_kernel.
+//
+// Note [One kernel source, two compilers]
+// A .cu file compiles with nvcc (EMBER_CUDA=real) or with the host compiler as C++
+// (EMBER_CUDA=sim, where kernels/cuda/sim runs it on the CPU). The source is the same; what
+// differs is hidden here and in three habits:
+// - shared memory is declared with EMBER_SHARED_ARRAY(T, name, dims...), EMBER_SHARED_VAR(T, name)
+//   and EMBER_DYNAMIC_SHARED(T, name) instead of `__shared__` (the simulator keeps shared memory
+//   in a per-block arena it owns and race-checks; `__shared__` is a compile error in sim builds);
+// - kernels launch through launch_kernel(name, kernel, grid, block, shared_bytes, stream, args...)
+//   instead of <<<>>>: it checks the launch and names the kernel in every error (Note [Checked
+//   CUDA calls] in kernels/cuda/runtime.h);
+// - where the builds must differ, `#if defined(EMBER_CUDA_SIM)`. __CUDACC__ and __CUDA_ARCH__
+//   are never defined by a sim build, so CUDA's headers keep their host meaning.
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#if defined(EMBER_CUDA_SIM)
+#include "kernels/cuda/sim/sim.h"
+#else
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#endif
+
+#include "core/error.h"
+#include "core/stream.h"
+#include "kernels/cuda/runtime.h"
+
+#if !defined(EMBER_CUDA_SIM)
+namespace ember::kernels::cuda::detail {
+template <class T, size_t... Dims>
+struct SharedArrayType;
+template <class T>
+struct SharedArrayType<T> {
+  using type = T;
+};
+template <class T, size_t D0, size_t... Rest>
+struct SharedArrayType<T, D0, Rest...> {
+  using type = typename SharedArrayType<T, Rest...>::type[D0];
+};
+}  // namespace ember::kernels::cuda::detail
+
+// T name[d0][d1]... in shared memory.
+#define EMBER_SHARED_ARRAY(T, name, ...) \
+  __shared__ typename ::ember::kernels::cuda::detail::SharedArrayType<T, __VA_ARGS__>::type name
+#define EMBER_SHARED_VAR(T, name) __shared__ T name
+// The launch's dynamic shared memory, seen as T* (16-byte aligned).
+#define EMBER_DYNAMIC_SHARED(T, name)                                  \
+  extern __shared__ __align__(16) unsigned char ember_dynamic_smem_[]; \
+  T* name = reinterpret_cast<T*>(ember_dynamic_smem_)
+#endif
+
+namespace ember::kernels::cuda {
+
+// Launches kernel(args...) on a grid of `grid` blocks of `block` threads with `shared_bytes` of
+// dynamic shared memory, in stream order on `stream` (a stream of a cuda device). The arguments
+// convert to the kernel's parameter types here, on the host, as <<<>>> would. A bad
+// configuration raises at once naming the kernel; a failure while the kernel runs is reported at
+// a later synchronisation (Note [Checked CUDA calls]).
+template <class... Params, class... Args>
+void launch_kernel(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block,
+                   size_t shared_bytes, const Stream& stream, Args&&... args) {
+  static_assert(sizeof...(Params) == sizeof...(Args), "launch_kernel: argument count");
+  EMBER_INTERNAL_ASSERT(stream.device().is_cuda(), name, ": launched on ", stream);
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;  // an empty launch does nothing
+  NativeStream native = native_stream(stream);
+#if defined(EMBER_CUDA_SIM)
+  try {
+    sim::launch({name, grid, block, shared_bytes, static_cast<sim::Stream*>(native)}, kernel,
+                std::forward<Args>(args)...);
+  } catch (const sim::Error& e) {
+    EMBER_CHECK(false, name, ": ", e.what());
+  }
+#else
+  std::tuple<std::decay_t<Params>...> params(std::forward<Args>(args)...);
+  void* ptrs[sizeof...(Params) + 1] = {};
+  std::apply(
+      [&](auto&... p) {
+        int i = 0;
+        ((ptrs[i++] = static_cast<void*>(&p)), ...);
+      },
+      params);
+  DeviceGuard guard(stream.device());
+  const cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, ptrs,
+                                         shared_bytes, static_cast<cudaStream_t>(native));
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    EMBER_CHECK(false, name, ": kernel launch failed (grid ", grid.x, "x", grid.y, "x", grid.z,
+                ", block ", block.x, "x", block.y, "x", block.z, ", ", shared_bytes,
+                " bytes of dynamic shared memory): ", cudaGetErrorString(e));
+  }
+  note_launch(native, name);
+#endif
+  if (launch_blocking()) stream_synchronize(native, name);
+}
+
+// The number of blocks of `threads` covering n items (at least 1; n fits the grid's x limit
+// for every n a 32-bit indexed iteration has).
+inline unsigned blocks_for(int64_t n, int threads) {
+  const int64_t b = (n + threads - 1) / threads;
+  return static_cast<unsigned>(b < 1 ? 1 : b);
+}
+
+}  // namespace ember::kernels::cuda

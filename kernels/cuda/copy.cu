@@ -1,0 +1,149 @@
+// CUDA kernels for copy_ (every device pair with CUDA, Note [Device-pair stubs] in
+// core/dispatch.h) and fill_.
+//
+// Note [Copies between devices]
+// Bytes cross between the host and a device, or between two devices, only as one contiguous
+// block (memcpy_async on the destination device's current stream). Everything else -- a dtype
+// conversion, a broadcast source, strided views on either side -- is done on one side by an
+// ordinary copy kernel into or out of a contiguous staging tensor:
+//   host -> device  the host converts and packs the source (in dst's dtype and shape); the block
+//                   goes across; a strided destination is filled from a device staging tensor.
+//   device -> host  the device converts and packs the source (in dst's dtype, the source's own
+//                   shape); the block comes across; the host broadcasts or scatters it into dst.
+//   device -> device on one device: one element-wise kernel. Between two devices: pack on the
+//                   source, one peer block, unpack on the destination, with the destination's
+//                   stream waiting for the source's (an event) first.
+// A host-side copy is finished when copy_ returns (cudaMemcpy semantics), except with
+// non_blocking when the host side is the user's own pinned tensor: then only the stream holds
+// the work, as PyTorch's non_blocking=True.
+
+#include "core/ops/copy.h"
+#include "core/ops/factory.h"
+#include "core/ops/view.h"
+#include "core/stream.h"
+#include "core/tensor_iter.h"
+#include "kernels/cuda/loops.cuh"
+#include "kernels/math/convert.h"
+
+namespace ember::kernels::cuda {
+
+namespace {
+
+template <class To, class From>
+struct CastOp {
+  EMBER_HOST_DEVICE To operator()(From v) const { return math::convert<To>(v); }
+};
+
+template <class T>
+struct FillOp {
+  T value;
+  EMBER_HOST_DEVICE T operator()() const { return value; }
+};
+
+// dst = src on one cuda device (converting dtypes, src broadcast to dst), one element-wise kernel.
+void copy_on_device(const Tensor& dst, const Tensor& src) {
+  TensorIter iter = TensorIterConfig("copy_")
+                        .add_output(dst)
+                        .add_input(src)
+                        .static_shape(dst.sizes())
+                        .check_mem_overlap(false)  // native::copy_ checked the user's tensors
+                        .build();
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() &&
+      dst.sizes() == src.sizes()) {
+    memcpy_async(dst.data_ptr(), src.data_ptr(), dst.nbytes(),
+                 current_native_stream(dst.device().index), "copy_");
+    return;
+  }
+  EMBER_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
+    using dst_t = scalar_t;
+    EMBER_DISPATCH_ALL(src.dtype(), "copy_", [&] {
+      using src_t = scalar_t;
+      gpu_kernel(iter, CastOp<dst_t, src_t>{});
+    });
+  });
+}
+
+bool is_plain(const Tensor& t, const Tensor& like) {
+  return t.is_contiguous() && t.dtype() == like.dtype() && t.sizes() == like.sizes();
+}
+
+void copy_device_to_device(TensorIter& iter, bool) {
+  const Tensor& dst = iter.tensor(0);
+  const Tensor& src = iter.tensor(1);
+  if (dst.device() == src.device()) {
+    DeviceGuard guard(dst.device());
+    copy_on_device(dst, src);
+    return;
+  }
+  // Between two devices (Note [Copies between devices]).
+  Tensor packed;
+  {
+    DeviceGuard guard(src.device());
+    packed = src.is_contiguous() && src.dtype() == dst.dtype()
+                 ? src
+                 : native::to(native::contiguous(src), src.device(), dst.dtype());
+  }
+  Event ready(DeviceType::CUDA);
+  ready.record(current_stream(src.device()));
+  DeviceGuard guard(dst.device());
+  const Stream dst_stream = current_stream(dst.device());
+  ready.block(dst_stream);
+  Tensor landed = is_plain(dst, packed) ? dst : empty(packed.sizes(), dst.options());
+  memcpy_async(landed.data_ptr(), packed.data_ptr(), packed.nbytes(), native_stream(dst_stream),
+               "copy_");
+  // The source-side staging tensor must live until the copy ran.
+  if (!packed.is_same(src)) stream_synchronize(native_stream(dst_stream), "copy_");
+  if (!landed.is_same(dst)) copy_on_device(dst, landed);
+}
+
+void copy_host_to_device(TensorIter& iter, bool non_blocking) {
+  const Tensor& dst = iter.tensor(0);
+  const Tensor& src = iter.tensor(1);
+  DeviceGuard guard(dst.device());
+  // The host packs: dst's dtype and shape, contiguous.
+  Tensor host = is_plain(src, dst)
+                    ? src
+                    : native::contiguous(native::expand(native::to(src, dst.dtype()), dst.sizes()));
+  Tensor landed = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.options());
+  NativeStream s = current_native_stream(dst.device().index);
+  memcpy_async(landed.data_ptr(), host.data_ptr(), host.nbytes(), s, "copy_");
+  if (!landed.is_same(dst)) copy_on_device(dst, landed);
+  if (!(non_blocking && host.is_same(src) && src.is_pinned())) stream_synchronize(s, "copy_");
+}
+
+void copy_device_to_host(TensorIter& iter, bool non_blocking) {
+  const Tensor& dst = iter.tensor(0);
+  const Tensor& src = iter.tensor(1);
+  DeviceGuard guard(src.device());
+  // The device packs: dst's dtype, the source's shape, contiguous.
+  Tensor packed = src.is_contiguous() && src.dtype() == dst.dtype()
+                      ? src
+                      : native::to(native::contiguous(src), src.device(), dst.dtype());
+  const bool direct = is_plain(dst, packed);
+  Tensor host = direct ? dst : empty(packed.sizes(), dst.options());
+  NativeStream s = current_native_stream(src.device().index);
+  memcpy_async(host.data_ptr(), packed.data_ptr(), packed.nbytes(), s, "copy_");
+  if (direct && non_blocking && dst.is_pinned() && packed.is_same(src)) return;
+  stream_synchronize(s, "copy_");
+  if (!direct) native::copy_(dst, host);
+}
+
+void fill_kernel(TensorIter& iter, const Scalar& value) {
+  DeviceGuard guard(iter.device());
+  EMBER_DISPATCH_ALL(iter.dtype(0), "fill_", [&] {
+    const scalar_t v = value.to<scalar_t>();
+    gpu_kernel(iter, FillOp<scalar_t>{v});
+  });
+}
+
+}  // namespace
+
+EMBER_REGISTER_DEVICE_PAIR_KERNEL(copy_stub, DeviceType::CUDA, DeviceType::CUDA,
+                                  copy_device_to_device);
+EMBER_REGISTER_DEVICE_PAIR_KERNEL(copy_stub, DeviceType::CPU, DeviceType::CUDA,
+                                  copy_host_to_device);
+EMBER_REGISTER_DEVICE_PAIR_KERNEL(copy_stub, DeviceType::CUDA, DeviceType::CPU,
+                                  copy_device_to_host);
+EMBER_REGISTER_KERNEL(fill_stub, DeviceType::CUDA, fill_kernel);
+
+}  // namespace ember::kernels::cuda

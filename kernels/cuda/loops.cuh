@@ -1,0 +1,276 @@
+#pragma once
+// gpu_kernel(iter, functor): the CUDA counterpart of kernels/cpu/loops.h's cpu_kernel. It applies
+// an element-wise functor (the same kernels/math functors the CPU loops apply) to every element
+// of a TensorIter on its cuda device, on the current stream:
+//
+//   gpu_kernel(iter, math::AddOp<float>{alpha});   // out = a + alpha * b
+//
+// Operand 0 is the output, the inputs follow; the functor's argument types say how each input is
+// read (the op converted them to the computing dtype first, Note [Computing dtype and output
+// casts] in core/tensor_iter.h), and a cast reads one dtype and writes another.
+//
+// Note [Two element-wise paths]
+// - Contiguous: every operand contiguous over the iteration. Each thread handles VEC consecutive
+//   elements with one aligned vector load per input and one vector store -- 128 bits for 4
+//   float32, which is what lets an element-wise kernel reach the device's copy bandwidth. VEC is
+//   4, 2 or 1, the largest that every operand's pointer alignment allows; the last partial
+//   vector of the tensor is done element by element.
+// - Strided: anything else (broadcasts, transposed views, a tensor with storage offset). Each
+//   thread turns its linear index into an offset per operand with the iteration's sizes and
+//   byte strides (OffsetCalculator), in 32-bit arithmetic.
+// Both index in 32 bits (Note [32-bit indexing]): an iteration too large is split first.
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "core/allocator.h"
+#include "core/tensor_iter.h"
+#include "kernels/cuda/common.cuh"
+#include "kernels/math/function_traits.h"
+
+namespace ember::kernels::cuda {
+
+constexpr int kElementwiseThreads = 128;
+constexpr int kMaxIterDims = 16;
+
+// Pointers to the operands' first elements (output first).
+template <int N>
+struct OperandData {
+  char* ptr[N];
+};
+
+// Linear index -> byte offset of each of N operands, for the coalesced iteration shape
+// (dim 0 fastest).
+template <int N>
+struct OffsetCalculator {
+  int ndim = 0;
+  int32_t sizes[kMaxIterDims];
+  int32_t strides[kMaxIterDims][N];
+
+  EMBER_HOST_DEVICE void offsets(int32_t linear, int32_t (&out)[N]) const {
+    for (int k = 0; k < N; ++k) out[k] = 0;
+    for (int d = 0; d < ndim; ++d) {
+      const int32_t i = linear % sizes[d];
+      linear /= sizes[d];
+      for (int k = 0; k < N; ++k) out[k] += i * strides[d][k];
+    }
+  }
+};
+
+template <class T, int VEC>
+struct alignas(sizeof(T) * VEC) AlignedVector {
+  T val[VEC];
+};
+
+namespace detail {
+
+// Loads input I's VEC elements starting at element `base` into `buf` (a vector load).
+template <int VEC, class T>
+__device__ __forceinline__ void load_vector(unsigned char* buf, const char* src, int32_t base) {
+  *reinterpret_cast<AlignedVector<T, VEC>*>(buf) =
+      *reinterpret_cast<const AlignedVector<T, VEC>*>(src + base * static_cast<int32_t>(sizeof(T)));
+}
+
+template <class T>
+__device__ __forceinline__ const T& element(const unsigned char* buf, int v) {
+  return reinterpret_cast<const T*>(buf)[v];
+}
+
+template <int VEC, class F, int N, size_t... I>
+__device__ __forceinline__ void vectorized_step(int32_t base, const F& f,
+                                                const OperandData<N>& data,
+                                                std::index_sequence<I...>) {
+  using traits = math::function_traits<F>;
+  using R = typename traits::result;
+  // Every input is loaded before the output is stored: an in-place op's output is an input.
+  alignas(16) unsigned char in[sizeof...(I) + 1][VEC * 8];
+  int loads[] = {
+      0, (load_vector<VEC, typename traits::template arg<I>>(in[I], data.ptr[I + 1], base), 0)...};
+  (void)loads;
+  AlignedVector<R, VEC> out;
+  for (int v = 0; v < VEC; ++v) {
+    out.val[v] = f(element<typename traits::template arg<I>>(in[I], v)...);
+  }
+  *reinterpret_cast<AlignedVector<R, VEC>*>(data.ptr[0] + base * static_cast<int32_t>(sizeof(R))) =
+      out;
+}
+
+template <class F, int N, size_t... I>
+__device__ __forceinline__ void scalar_step(const F& f, const OperandData<N>& data,
+                                            const int32_t (&off)[N], std::index_sequence<I...>) {
+  using traits = math::function_traits<F>;
+  using R = typename traits::result;
+  *reinterpret_cast<R*>(data.ptr[0] + off[0]) = f(
+      *reinterpret_cast<const typename traits::template arg<I>*>(data.ptr[I + 1] + off[I + 1])...);
+}
+
+}  // namespace detail
+
+// Byte offsets of element i of every operand when all are contiguous.
+template <class F, int N, size_t... I>
+__device__ __forceinline__ void contiguous_offsets(int32_t i, int32_t (&off)[N],
+                                                   std::index_sequence<I...>) {
+  using traits = math::function_traits<F>;
+  off[0] = i * static_cast<int32_t>(sizeof(typename traits::result));
+  int fill[] = {
+      0, (off[I + 1] = i * static_cast<int32_t>(sizeof(typename traits::template arg<I>)), 0)...};
+  (void)fill;
+}
+
+// Contiguous path (Note [Two element-wise paths]): thread t does elements [t*VEC, t*VEC + VEC).
+// n: the number of elements.
+template <int VEC, class F, int N>
+__global__ void vectorized_elementwise_kernel(int32_t n, F f, OperandData<N> data) {
+  constexpr auto inputs = std::make_index_sequence<math::function_traits<F>::arity>{};
+  const int32_t base = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+  if (base + VEC <= n) {
+    detail::vectorized_step<VEC>(base, f, data, inputs);
+    return;
+  }
+  for (int32_t i = base; i < n; ++i) {  // the tensor's last, partial vector
+    int32_t off[N];
+    contiguous_offsets<F>(i, off, inputs);
+    detail::scalar_step(f, data, off, inputs);
+  }
+}
+
+// Strided path: thread t does element t, at the offsets the calculator gives.
+template <class F, int N>
+__global__ void strided_elementwise_kernel(int32_t n, F f, OperandData<N> data,
+                                           OffsetCalculator<N> calc) {
+  const int32_t i = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  int32_t off[N];
+  calc.offsets(i, off);
+  detail::scalar_step(f, data, off, std::make_index_sequence<math::function_traits<F>::arity>{});
+}
+
+namespace detail {
+
+// The largest VEC in {4, 2, 1} that every operand's pointer alignment allows.
+template <class F, int N, size_t... I>
+int vector_width(const OperandData<N>& data, std::index_sequence<I...>) {
+  using traits = math::function_traits<F>;
+  const size_t sizes[] = {sizeof(typename traits::result),
+                          sizeof(typename traits::template arg<I>)...};
+  for (int vec : {4, 2}) {
+    bool ok = true;
+    for (int k = 0; k < N; ++k)
+      ok = ok && reinterpret_cast<uintptr_t>(data.ptr[k]) % (sizes[k] * vec) == 0;
+    if (ok) return vec;
+  }
+  return 1;
+}
+
+template <class F>
+void launch_elementwise(const TensorIter& iter, const F& f) {
+  using traits = math::function_traits<F>;
+  constexpr int N = static_cast<int>(traits::arity) + 1;
+  constexpr auto inputs = std::make_index_sequence<traits::arity>{};
+  const auto n = static_cast<int32_t>(iter.numel());
+  OperandData<N> data;
+  for (int k = 0; k < N; ++k) data.ptr[k] = iter.data(k);
+  const Stream stream = current_stream(iter.device());
+  const int threads = kElementwiseThreads;
+  if (iter.is_contiguous()) {
+    const int vec = vector_width<F>(data, inputs);
+    const unsigned blocks = blocks_for((static_cast<int64_t>(n) + vec - 1) / vec, threads);
+    if (vec == 4) {
+      launch_kernel("vectorized_elementwise_kernel<4>", &vectorized_elementwise_kernel<4, F, N>,
+                    dim3(blocks), dim3(threads), 0, stream, n, f, data);
+    } else if (vec == 2) {
+      launch_kernel("vectorized_elementwise_kernel<2>", &vectorized_elementwise_kernel<2, F, N>,
+                    dim3(blocks), dim3(threads), 0, stream, n, f, data);
+    } else {
+      launch_kernel("vectorized_elementwise_kernel<1>", &vectorized_elementwise_kernel<1, F, N>,
+                    dim3(blocks), dim3(threads), 0, stream, n, f, data);
+    }
+    return;
+  }
+  EMBER_CHECK(iter.ndim() <= kMaxIterDims, iter.op_name(), ": ", iter.ndim(),
+              " dims after coalescing; the CUDA element-wise kernels take up to ", kMaxIterDims);
+  OffsetCalculator<N> calc;
+  calc.ndim = iter.ndim();
+  for (int d = 0; d < iter.ndim(); ++d) {
+    calc.sizes[d] = static_cast<int32_t>(iter.shape()[d]);
+    for (int k = 0; k < N; ++k) calc.strides[d][k] = static_cast<int32_t>(iter.strides(k)[d]);
+  }
+  launch_kernel("strided_elementwise_kernel", &strided_elementwise_kernel<F, N>,
+                dim3(blocks_for(n, threads)), dim3(threads), 0, stream, n, f, data, calc);
+}
+
+}  // namespace detail
+
+// Applies f to every element of iter on its cuda device (see the top of this file). The
+// functor's arity must match the iterator's inputs; iterations that do not fit 32-bit indexing
+// are split (Note [32-bit indexing]).
+template <class F>
+void gpu_kernel(const TensorIter& iter, const F& f) {
+  using traits = math::function_traits<F>;
+  EMBER_INTERNAL_ASSERT(iter.ninputs() == static_cast<int>(traits::arity) && iter.noutputs() == 1,
+                        iter.op_name(), ": functor arity does not match the operands");
+  if (iter.numel() == 0) return;
+  if (iter.can_use_32bit_indexing()) {
+    detail::launch_elementwise(iter, f);
+    return;
+  }
+  for (const TensorIter& sub : iter.with_32bit_indexing()) detail::launch_elementwise(sub, f);
+}
+
+// Sets *flag to 1 when any of the n elements of T at data (with calc's offsets) is zero.
+template <class T>
+__global__ void find_zero_kernel(int32_t n, const char* data, OffsetCalculator<1> calc,
+                                 int* flag) {
+  const int32_t i = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  int32_t off[1];
+  calc.offsets(i, off);
+  if (*reinterpret_cast<const T*>(data + off[0]) == T(0)) *flag = 1;  // every writer writes 1
+}
+
+// The CUDA Loop policy for the kernels written once for every device (Note [Kernels written once
+// for every device] in kernels/elementwise/loop.h): gpu_kernel on the iterator's device.
+struct GpuLoop {
+  template <class F>
+  static void run(TensorIter& iter, const F& f) {
+    DeviceGuard guard(iter.device());
+    gpu_kernel(iter, f);
+  }
+
+  // Integer division by zero raises, as on the CPU: one pass over the divisor (operand 2) sets a
+  // device flag, read back before the division runs (a synchronisation, paid by integer
+  // division only).
+  template <class T>
+  static void check_no_zero_divisor(const TensorIter& iter) {
+    if constexpr (std::is_integral_v<T>) {
+      DeviceGuard guard(iter.device());
+      const Stream stream = current_stream(iter.device());
+      int* flag = nullptr;
+      DataPtr mem = get_allocator(DeviceType::CUDA)->allocate(sizeof(int), stream);
+      flag = static_cast<int*>(mem.get());
+      memset_async(flag, 0, sizeof(int), native_stream(stream), iter.op_name());
+      for (const TensorIter& sub : iter.with_32bit_indexing()) {
+        OffsetCalculator<1> calc;
+        calc.ndim = sub.ndim();
+        EMBER_CHECK(sub.ndim() <= kMaxIterDims, iter.op_name(), ": too many dims");
+        for (int d = 0; d < sub.ndim(); ++d) {
+          calc.sizes[d] = static_cast<int32_t>(sub.shape()[d]);
+          calc.strides[d][0] = static_cast<int32_t>(sub.strides(2)[d]);
+        }
+        const auto n = static_cast<int32_t>(sub.numel());
+        launch_kernel("find_zero_kernel", &find_zero_kernel<T>,
+                      dim3(blocks_for(n, kElementwiseThreads)), dim3(kElementwiseThreads), 0,
+                      stream, n, static_cast<const char*>(sub.data(2)), calc, flag);
+      }
+      int found = 0;
+      memcpy_async(&found, flag, sizeof(int), native_stream(stream), iter.op_name());
+      stream_synchronize(native_stream(stream), iter.op_name());
+      EMBER_CHECK(found == 0, iter.op_name(), ": ZeroDivisionError (integer division by zero)");
+    } else {
+      (void)iter;
+    }
+  }
+};
+
+}  // namespace ember::kernels::cuda

@@ -1,0 +1,323 @@
+// kernels/cuda/runtime.h on the CUDA runtime and driver (EMBER_CUDA=real).
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "kernels/cuda/runtime.h"
+
+namespace ember::kernels::cuda {
+
+namespace {
+
+// The last kernel launched on each stream (Note [Checked CUDA calls]).
+std::mutex g_launch_mutex;
+std::unordered_map<void*, const char*> g_last_kernel;
+
+std::string last_kernel_hint(void* stream) {
+  std::lock_guard<std::mutex> lock(g_launch_mutex);
+  auto it = g_last_kernel.find(stream);
+  std::string hint =
+      it == g_last_kernel.end()
+          ? std::string()
+          : std::string("; the last kernel launched on this stream was ") + it->second;
+  return hint +
+         " (kernel errors are reported asynchronously: EMBER_CUDA_LAUNCH_BLOCKING=1 "
+         "reports each at its launch)";
+}
+
+[[noreturn]] void fail(cudaError_t e, const char* op, const char* call, const std::string& tail) {
+  cudaGetLastError();  // clear a non-sticky error so later calls are not blamed for it
+  EMBER_CHECK(false, op, ": ", call, " failed: ", cudaGetErrorString(e), " (", cudaGetErrorName(e),
+              ")", tail);
+  std::abort();  // unreachable: EMBER_CHECK(false) throws
+}
+
+void check(cudaError_t e, const char* op, const char* call) {
+  if (EMBER_UNLIKELY(e != cudaSuccess)) fail(e, op, call, "");
+}
+
+void check_driver(CUresult r, const char* op, const char* call) {
+  if (EMBER_LIKELY(r == CUDA_SUCCESS)) return;
+  const char* msg = nullptr;
+  cuGetErrorString(r, &msg);
+  EMBER_CHECK(false, op, ": ", call, " failed: ", msg ? msg : "unknown driver error");
+}
+
+cudaStream_t as_stream(NativeStream s) { return static_cast<cudaStream_t>(s); }
+cudaEvent_t as_event(NativeEvent e) { return static_cast<cudaEvent_t>(e); }
+
+struct DeviceCount {
+  int count = 0;
+  std::string reason;
+  DeviceCount() {
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+      count = 0;
+      reason = cudaGetErrorString(e);
+      cudaGetLastError();
+    } else if (count == 0) {
+      reason = "no CUDA-capable device is detected";
+    }
+  }
+};
+
+const DeviceCount& devices() {
+  static const DeviceCount d;
+  return d;
+}
+
+// The physical allocations behind mapped ranges of expandable segments.
+std::mutex g_vm_mutex;
+std::unordered_map<uintptr_t, CUmemGenericAllocationHandle> g_vm_handles;
+
+CUmemAllocationProp vm_prop(int device) {
+  CUmemAllocationProp prop;
+  std::memset(&prop, 0, sizeof(prop));
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  return prop;
+}
+
+}  // namespace
+
+int device_count() { return devices().count; }
+const char* no_device_reason() { return devices().reason.c_str(); }
+
+DeviceProperties properties(int device) {
+  cudaDeviceProp p;
+  check(cudaGetDeviceProperties(&p, device), "get_device_properties", "cudaGetDeviceProperties");
+  DeviceProperties out;
+  out.name = p.name;
+  out.major = p.major;
+  out.minor = p.minor;
+  out.total_memory = static_cast<int64_t>(p.totalGlobalMem);
+  out.multiprocessor_count = p.multiProcessorCount;
+  out.max_threads_per_block = p.maxThreadsPerBlock;
+  out.warp_size = p.warpSize;
+  out.shared_memory_per_block = static_cast<int64_t>(p.sharedMemPerBlock);
+  out.shared_memory_per_block_optin = static_cast<int64_t>(p.sharedMemPerBlockOptin);
+  out.is_simulated = false;
+  return out;
+}
+
+void set_device(int device) { check(cudaSetDevice(device), "set_device", "cudaSetDevice"); }
+
+void device_synchronize(int device, const char* op) {
+  int old = 0;
+  check(cudaGetDevice(&old), op, "cudaGetDevice");
+  check(cudaSetDevice(device), op, "cudaSetDevice");
+  const cudaError_t e = cudaDeviceSynchronize();
+  cudaSetDevice(old);
+  if (e != cudaSuccess) fail(e, op, "cudaDeviceSynchronize", last_kernel_hint(nullptr));
+}
+
+bool launch_blocking() {
+  static const bool on = [] {
+    const char* v = std::getenv("EMBER_CUDA_LAUNCH_BLOCKING");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
+void* device_malloc(int device, size_t bytes) {
+  int old = 0;
+  check(cudaGetDevice(&old), "cuda allocator", "cudaGetDevice");
+  if (old != device) check(cudaSetDevice(device), "cuda allocator", "cudaSetDevice");
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (old != device) cudaSetDevice(old);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  check(e, "cuda allocator", "cudaMalloc");
+  return p;
+}
+
+void device_free(int device, void* p) {
+  int old = 0;
+  check(cudaGetDevice(&old), "cuda allocator", "cudaGetDevice");
+  if (old != device) check(cudaSetDevice(device), "cuda allocator", "cudaSetDevice");
+  const cudaError_t e = cudaFree(p);
+  if (old != device) cudaSetDevice(old);
+  check(e, "cuda allocator", "cudaFree");
+}
+
+size_t total_memory(int device) { return static_cast<size_t>(properties(device).total_memory); }
+
+bool supports_virtual_memory() {
+  int dev = 0, supported = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  CUdevice cu_dev;
+  if (cuDeviceGet(&cu_dev, dev) != CUDA_SUCCESS) return false;
+  if (cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                           cu_dev) != CUDA_SUCCESS)
+    return false;
+  return supported != 0;
+}
+
+size_t vm_granularity() {
+  int dev = 0;
+  check(cudaGetDevice(&dev), "cuda allocator", "cudaGetDevice");
+  CUmemAllocationProp prop = vm_prop(dev);
+  size_t g = 0;
+  check_driver(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+               "cuda allocator", "cuMemGetAllocationGranularity");
+  return g;
+}
+
+void* vm_reserve(int, size_t bytes) {
+  CUdeviceptr p = 0;
+  check_driver(cuMemAddressReserve(&p, bytes, 0, 0, 0), "cuda allocator", "cuMemAddressReserve");
+  return reinterpret_cast<void*>(p);
+}
+
+bool vm_map(int device, void* p, size_t bytes) {
+  CUmemAllocationProp prop = vm_prop(device);
+  CUmemGenericAllocationHandle h;
+  const CUresult r = cuMemCreate(&h, bytes, &prop, 0);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
+  check_driver(r, "cuda allocator", "cuMemCreate");
+  const auto ptr = reinterpret_cast<CUdeviceptr>(p);
+  check_driver(cuMemMap(ptr, bytes, 0, h, 0), "cuda allocator", "cuMemMap");
+  CUmemAccessDesc access;
+  std::memset(&access, 0, sizeof(access));
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = device;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  check_driver(cuMemSetAccess(ptr, bytes, &access, 1), "cuda allocator", "cuMemSetAccess");
+  std::lock_guard<std::mutex> lock(g_vm_mutex);
+  g_vm_handles[static_cast<uintptr_t>(ptr)] = h;
+  return true;
+}
+
+void vm_unmap(int, void* p, size_t bytes) {
+  const auto ptr = reinterpret_cast<CUdeviceptr>(p);
+  check_driver(cuMemUnmap(ptr, bytes), "cuda allocator", "cuMemUnmap");
+  CUmemGenericAllocationHandle h;
+  {
+    std::lock_guard<std::mutex> lock(g_vm_mutex);
+    auto it = g_vm_handles.find(static_cast<uintptr_t>(ptr));
+    EMBER_INTERNAL_ASSERT(it != g_vm_handles.end(), "vm_unmap of a range never mapped");
+    h = it->second;
+    g_vm_handles.erase(it);
+  }
+  check_driver(cuMemRelease(h), "cuda allocator", "cuMemRelease");
+}
+
+void vm_release(int, void* p, size_t bytes) {
+  check_driver(cuMemAddressFree(reinterpret_cast<CUdeviceptr>(p), bytes), "cuda allocator",
+               "cuMemAddressFree");
+}
+
+void* host_malloc(size_t bytes) {
+  void* p = nullptr;
+  const cudaError_t e = cudaHostAlloc(&p, bytes == 0 ? 1 : bytes, cudaHostAllocDefault);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    EMBER_CHECK(false, "pin_memory: out of page-locked host memory allocating ", bytes, " bytes");
+  }
+  check(e, "pin_memory", "cudaHostAlloc");
+  return p;
+}
+
+void host_free(void* p) { check(cudaFreeHost(p), "pin_memory", "cudaFreeHost"); }
+
+NativeStream default_native_stream(int) { return nullptr; }  // the legacy default stream
+
+NativeStream create_native_stream(int device) {
+  int old = 0;
+  check(cudaGetDevice(&old), "new_stream", "cudaGetDevice");
+  if (old != device) check(cudaSetDevice(device), "new_stream", "cudaSetDevice");
+  cudaStream_t s = nullptr;
+  const cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  if (old != device) cudaSetDevice(old);
+  check(e, "new_stream", "cudaStreamCreateWithFlags");
+  return s;
+}
+
+bool stream_query(NativeStream s) {
+  const cudaError_t e = cudaStreamQuery(as_stream(s));
+  if (e == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  if (e != cudaSuccess) fail(e, "Stream::query", "cudaStreamQuery", last_kernel_hint(s));
+  return true;
+}
+
+void stream_synchronize(NativeStream s, const char* op) {
+  const cudaError_t e = cudaStreamSynchronize(as_stream(s));
+  if (e != cudaSuccess) fail(e, op, "cudaStreamSynchronize", last_kernel_hint(s));
+}
+
+void note_launch(NativeStream s, const char* kernel) {
+  std::lock_guard<std::mutex> lock(g_launch_mutex);
+  g_last_kernel[s] = kernel;
+  g_last_kernel[nullptr] = kernel;  // what a device-wide synchronisation names
+}
+
+NativeEvent event_create(int device, bool enable_timing) {
+  int old = 0;
+  check(cudaGetDevice(&old), "Event::record", "cudaGetDevice");
+  if (old != device) check(cudaSetDevice(device), "Event::record", "cudaSetDevice");
+  cudaEvent_t e = nullptr;
+  const cudaError_t r =
+      cudaEventCreateWithFlags(&e, enable_timing ? cudaEventDefault : cudaEventDisableTiming);
+  if (old != device) cudaSetDevice(old);
+  check(r, "Event::record", "cudaEventCreateWithFlags");
+  return e;
+}
+
+void event_destroy(NativeEvent e) noexcept { cudaEventDestroy(as_event(e)); }
+
+void event_record(NativeEvent e, NativeStream s) {
+  check(cudaEventRecord(as_event(e), as_stream(s)), "Event::record", "cudaEventRecord");
+}
+
+bool event_query(NativeEvent e) {
+  const cudaError_t r = cudaEventQuery(as_event(e));
+  if (r == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  check(r, "Event::query", "cudaEventQuery");
+  return true;
+}
+
+void event_synchronize(NativeEvent e) {
+  const cudaError_t r = cudaEventSynchronize(as_event(e));
+  if (r != cudaSuccess) fail(r, "Event::synchronize", "cudaEventSynchronize", "");
+}
+
+void stream_wait_event(NativeStream s, NativeEvent e) {
+  check(cudaStreamWaitEvent(as_stream(s), as_event(e), 0), "Event::block", "cudaStreamWaitEvent");
+}
+
+double event_elapsed_ms(NativeEvent start, NativeEvent end) {
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, as_event(start), as_event(end)), "Event::elapsed_ms",
+        "cudaEventElapsedTime");
+  return ms;
+}
+
+void memcpy_async(void* dst, const void* src, size_t n, NativeStream s, const char* op) {
+  if (n == 0) return;
+  const cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, as_stream(s));
+  if (e != cudaSuccess) fail(e, op, "cudaMemcpyAsync", last_kernel_hint(s));
+}
+
+void memset_async(void* dst, int value, size_t n, NativeStream s, const char* op) {
+  if (n == 0) return;
+  check(cudaMemsetAsync(dst, value, n, as_stream(s)), op, "cudaMemsetAsync");
+}
+
+}  // namespace ember::kernels::cuda

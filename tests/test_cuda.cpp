@@ -1,0 +1,238 @@
+// The CUDA device runtime (kernels/cuda): devices and properties, copies between the host and
+// devices with strides, dtypes and broadcasting, pinned memory and non-blocking copies, streams
+// and events, and the element-wise kernels against the CPU. Every case is tagged [cuda]; on a
+// build or machine without a device each one says why and returns (Catch2 v2 has no SKIP).
+// ctest runs them with EMBER_SIM_DEVICES=2 so that a simulated build has two devices.
+
+#include <catch2/catch.hpp>
+
+#include "core/cuda.h"
+#include "test_util.h"
+
+using namespace ember;
+using Catch::Matchers::Contains;
+using ember::testing::values;
+
+namespace {
+
+// Whether the cuda tests can run here; prints the reason once per test when not.
+bool have_cuda() {
+  if (cuda::is_available()) return true;
+  WARN("skipped: " << (cuda_is_built() ? "no CUDA device is available on this machine"
+                                       : "ember was built without CUDA (EMBER_CUDA=off)"));
+  return false;
+}
+
+// A tensor of n values -2.5, -1.5, ... that every dtype holds exactly (integers truncate).
+Tensor ramp(const Shape& shape, DType dtype) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return (arange(0, static_cast<double>(n)) * 0.5 - 2.5).reshape(shape).to(dtype);
+}
+
+}  // namespace
+
+TEST_CASE("cuda devices report their properties", "[cuda]") {
+  if (!have_cuda()) return;
+  REQUIRE(cuda::device_count() >= 1);
+  const DeviceProperties p = cuda::get_device_properties(0);
+  CHECK(!p.name.empty());
+  CHECK(p.major >= 8);
+  CHECK(p.warp_size == 32);
+  CHECK(p.max_threads_per_block == 1024);
+  CHECK(p.total_memory > 0);
+  CHECK(p.shared_memory_per_block == 48 * 1024);
+  CHECK(p.is_simulated == cuda::is_simulated());
+  if (cuda::is_simulated()) {
+    CHECK(p.major == 9);
+    CHECK(p.minor == 0);
+  }
+  CHECK_THROWS_WITH(cuda::get_device_properties(cuda::device_count()),
+                    Contains("out of range for cuda"));
+  CHECK_THROWS_WITH(ones({1}).cuda(cuda::device_count()), Contains("out of range"));
+}
+
+TEST_CASE("to(cuda) and back keeps every dtype's values", "[cuda]") {
+  if (!have_cuda()) return;
+  for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kInt16, kInt8,
+                   kUInt8, kBool}) {
+    INFO("dtype " << dt);
+    Tensor a = ramp({3, 5}, dt);
+    Tensor d = a.to(Device::cuda(0));
+    CHECK(d.device() == Device::cuda(0));
+    CHECK(d.dtype() == dt);
+    Tensor back = d.cpu();
+    CHECK(back.device() == kCPU);
+    CHECK(values(back) == values(a));
+  }
+  CHECK(ones({2}).cuda().device() == Device::cuda(cuda::current_device()));
+}
+
+TEST_CASE("copies between host and device handle strides, dtypes and broadcasting", "[cuda]") {
+  if (!have_cuda()) return;
+  const Device dev = Device::cuda(0);
+  Tensor a = ramp({4, 6}, kFloat32);
+  SECTION("a transposed host source") {
+    Tensor t = a.t();
+    CHECK(values(t.to(dev)) == values(t));
+  }
+  SECTION("into a strided device destination") {
+    Tensor d = zeros({6, 4}, TensorOptions(kFloat32).device(dev)).t();  // (4, 6), not contiguous
+    REQUIRE_FALSE(d.is_contiguous());
+    d.copy_(a);
+    CHECK(values(d) == values(a));
+  }
+  SECTION("a broadcast source, converting the dtype") {
+    Tensor row = ramp({1, 6}, kFloat64);
+    Tensor d = empty({4, 6}, TensorOptions(kFloat16).device(dev));
+    d.copy_(row);
+    CHECK(values(d) == values(row.expand({4, 6}).to(kFloat16)));
+  }
+  SECTION("a strided device source into a strided host destination") {
+    Tensor d = a.to(dev).narrow(1, 1, 4);  // (4, 4) view with offset
+    Tensor h = zeros({4, 8}).narrow(1, 2, 4);
+    h.copy_(d);
+    CHECK(values(h) == values(a.narrow(1, 1, 4)));
+  }
+  SECTION("a device source converted into a host tensor of another dtype") {
+    Tensor h = empty({4, 6}, kInt32);
+    h.copy_(a.to(dev));
+    CHECK(values(h) == values(a.to(kInt32)));
+  }
+  SECTION("device to device on one device: strided, converting") {
+    Tensor d = a.to(dev);
+    Tensor e = empty({6, 4}, TensorOptions(kFloat64).device(dev));
+    e.copy_(d.t());
+    CHECK(values(e) == values(a.t()));
+  }
+  SECTION("empty tensors") {
+    Tensor e = empty({0, 3}).to(dev);
+    CHECK(e.numel() == 0);
+    CHECK(e.cpu().sizes() == Shape{0, 3});
+  }
+}
+
+TEST_CASE("copies between two cuda devices", "[cuda]") {
+  if (!have_cuda()) return;
+  if (cuda::device_count() < 2) {
+    WARN("skipped: needs two cuda devices (EMBER_SIM_DEVICES=2 in a sim build)");
+    return;
+  }
+  Tensor a = ramp({5, 3}, kFloat32);
+  Tensor d0 = a.to(Device::cuda(0));
+  Tensor d1 = d0.to(Device::cuda(1));
+  CHECK(d1.device() == Device::cuda(1));
+  CHECK(values(d1) == values(a));
+  Tensor strided = empty({3, 5}, TensorOptions(kFloat64).device(Device::cuda(1))).t();
+  strided.copy_(d0);
+  CHECK(values(strided) == values(a));
+  Tensor back = empty({5, 3}, TensorOptions(kFloat32).device(Device::cuda(0)));
+  back.copy_(d1.t().t());
+  CHECK(values(back) == values(a));
+}
+
+TEST_CASE("pinned host memory and non-blocking copies", "[cuda]") {
+  if (!have_cuda()) return;
+  Tensor a = ramp({64}, kFloat32);
+  CHECK_FALSE(a.is_pinned());
+  Tensor p = a.pin_memory();
+  CHECK(p.is_pinned());
+  CHECK(p.device() == kCPU);
+  CHECK(values(p) == values(a));
+  CHECK(p.pin_memory().is_same(p));
+  const Device dev = Device::cuda(0);
+  Tensor d = p.to(dev, kFloat32, /*non_blocking=*/true);
+  Tensor out = empty({64}, kFloat32).pin_memory();
+  out.copy_(d, /*non_blocking=*/true);
+  cuda::synchronize();
+  CHECK(values(out) == values(a));
+  CHECK_THROWS_WITH(d.pin_memory(), Contains("only CPU tensors can be pinned"));
+  const MemoryStats s = get_pinned_allocator()->stats();
+  CHECK(s.allocated_bytes >= 2 * 64 * 4);
+}
+
+TEST_CASE("element-wise ops on cuda match the cpu", "[cuda]") {
+  if (!have_cuda()) return;
+  const Device dev = Device::cuda(0);
+  Tensor a = ramp({7, 9}, kFloat32);
+  Tensor b = ramp({9}, kFloat32) * 0.25 + 3;
+  CHECK(values((a + b).cpu()) == values(a.cpu() + b));
+  Tensor da = a.to(dev), db = b.to(dev);
+  SECTION("contiguous, broadcast and transposed operands") {
+    CHECK(values(da + db) == values(a + b));
+    CHECK(values(da * db) == values(a * b));
+    CHECK(values(da.t() - 1) == values(a.t() - 1));
+    CHECK(values(ember::exp(da)) == values(ember::exp(a)));
+  }
+  SECTION("in place, on a view") {
+    Tensor v = da.narrow(0, 2, 3);
+    v.mul_(2);
+    Tensor want = a.clone();
+    want.narrow(0, 2, 3).mul_(2);
+    CHECK(values(da) == values(want));
+  }
+  SECTION("half and bfloat16") {
+    for (DType dt : {kFloat16, kBFloat16}) {
+      Tensor h = a.to(dt);
+      CHECK(values(h.to(dev) * 3 + 1) == values(h * 3 + 1));
+    }
+  }
+  SECTION("a size with a partial last vector, misaligned views") {
+    Tensor x = ramp({1027}, kFloat32);
+    Tensor dx = x.to(dev);
+    CHECK(values(dx + dx) == values(x + x));
+    CHECK(values(dx.narrow(0, 1, 1025) * 2) == values(x.narrow(0, 1, 1025) * 2));
+  }
+  SECTION("integer division by zero raises") {
+    Tensor i = ramp({4}, kInt64).to(dev);
+    Tensor z = zeros({4}, TensorOptions(kInt64).device(dev));
+    CHECK_THROWS_WITH(ember::div(i, z, "floor"), Contains("ZeroDivisionError"));
+  }
+  SECTION("operands on two devices are refused") {
+    CHECK_THROWS(da + b);
+  }
+}
+
+TEST_CASE("streams and events order cuda work", "[cuda]") {
+  if (!have_cuda()) return;
+  const Device dev = Device::cuda(0);
+  Stream s = new_stream(dev);
+  CHECK(s.device() == dev);
+  CHECK(s.id() != 0);
+  Tensor a = ramp({1 << 12}, kFloat32).to(dev);
+  Tensor r;
+  {
+    StreamGuard guard(s);
+    CHECK(current_stream(dev) == s);
+    Event start(DeviceType::CUDA, true), stop(DeviceType::CUDA, true);
+    start.record();
+    r = a * 2 + 1;
+    stop.record();
+    stop.synchronize();
+    CHECK(stop.query());
+    CHECK(start.elapsed_ms(stop) >= 0.0);
+  }
+  CHECK(current_stream(dev).is_default());
+  s.synchronize();
+  CHECK(s.query());
+  CHECK(values(r) == values(ramp({1 << 12}, kFloat32) * 2 + 1));
+}
+
+TEST_CASE("backward runs on cuda, on the forward's stream, and returns to the input's device",
+          "[cuda]") {
+  if (!have_cuda()) return;
+  const Device dev = Device::cuda(0);
+  Tensor x = ramp({3, 4}, kFloat32).requires_grad_();
+  Stream s = new_stream(dev);
+  Tensor y;
+  {
+    StreamGuard guard(s);
+    y = x.cuda() * 3 + 1;
+  }
+  REQUIRE(y.grad_fn() != nullptr);
+  CHECK(y.grad_fn()->stream() == s);
+  y.backward(ones_like(y));
+  REQUIRE(x.grad().defined());
+  CHECK(x.grad().device() == kCPU);
+  CHECK(values(x.grad()) == std::vector<double>(12, 3.0));
+}
