@@ -142,7 +142,7 @@ TEST_CASE("synccheck: a thread exits while others wait at a barrier", "[cuda][si
   std::string error = sim_test::sync_error();
   CHECK_THAT(error, Contains("kernel 'exit_before_barrier'"));
   CHECK_THAT(error, Contains("exited"));
-  CHECK_THAT(error, Contains("__syncthreads (/"));
+  CHECK_THAT(error, Contains("__syncthreads (") && Contains("test_sim_detectors.cpp:"));
 }
 
 TEST_CASE("synccheck: shuffle masks that omit the caller, name missing lanes or disagree",
@@ -152,7 +152,7 @@ TEST_CASE("synccheck: shuffle masks that omit the caller, name missing lanes or 
   launch({"shuffle_omits_caller", dim3(1), dim3(32)}, shuffle_omits_caller, out.data());
   std::string error = sim_test::sync_error();
   CHECK_THAT(error, Contains("mask 0x7fffffff omits the calling lane 31"));
-  CHECK_THAT(error, Contains("__shfl_sync (/"));
+  CHECK_THAT(error, Contains("__shfl_sync (") && Contains("test_sim_detectors.cpp:"));
 
   launch({"shuffle_names_missing_lanes", dim3(1), dim3(16)}, shuffle_names_missing_lanes,
          out.data());
@@ -174,8 +174,8 @@ TEST_CASE("synccheck: a deadlock is an error naming the kernel and the lines, no
   std::string error = sim_test::sync_error();
   CHECK_THAT(error, Contains("kernel 'barrier_vs_shuffle_deadlock'"));
   CHECK_THAT(error, Contains("deadlock"));
-  CHECK_THAT(error, Contains("__syncthreads (/"));
-  CHECK_THAT(error, Contains("__shfl_sync (/"));
+  CHECK_THAT(error, Contains("__syncthreads (") && Contains("test_sim_detectors.cpp:"));
+  CHECK_THAT(error, Contains("__shfl_sync (") && Contains("test_sim_detectors.cpp:"));
 }
 
 TEST_CASE("racecheck: a missing barrier is a read-after-write hazard with both lines",

@@ -18,7 +18,7 @@
 namespace ember::sim {
 namespace detail {
 
-thread_local ThreadState* t_thread = nullptr;
+thread_local ThreadState* t_thread __attribute__((tls_model("initial-exec"))) = nullptr;
 
 void no_kernel_thread(const char* what) {
   fail(std::string(what) + " used outside a kernel running in the simulator");
@@ -249,7 +249,14 @@ void run_fibers(Block& b) {
     b.failed = true;
     b.error = deadlock_report(b);
   }
-  if (b.failed) fail(b.error);
+  if (b.failed) {
+    // The fibers that did not finish never resume; their stacks serve the next block.
+    for (unsigned r = 0; r < n; ++r) {
+      if (b.fiber_threads[r].status != FiberThread::exited)
+        fiber_abandon(b.fiber_threads[r].context);
+    }
+    fail(b.error);
+  }
 }
 
 }  // namespace
@@ -429,13 +436,18 @@ int block_barrier(BarrierKind kind, int predicate, const char* what, const char*
     }
     ++b.worker->epoch;  // a new barrier interval for racecheck
     b.barrier_waiting = 0;
-    std::vector<unsigned> order;
-    schedule_order(b, order);
-    for (unsigned r : order) {
+    auto release = [&](unsigned r) {
       if (b.fiber_threads[r].status == FiberThread::at_barrier) {
         b.fiber_threads[r].status = FiberThread::ready;
         b.ready.push_back(r);
       }
+    };
+    if (b.run->options.schedule == Schedule::forward) {
+      for (unsigned r = 0; r < b.threads; ++r) release(r);
+    } else {
+      std::vector<unsigned> order;
+      schedule_order(b, order);
+      for (unsigned r : order) release(r);
     }
   }
   fiber_switch(th.context, b.worker->scheduler);
@@ -470,17 +482,18 @@ const unsigned char* warp_exchange(unsigned mask, const void* value, size_t size
   unsigned warp = th.rank / 32, lane = th.rank % 32, bit = 1u << lane;
   unsigned lanes = b.threads - warp * 32;
   unsigned valid = lanes >= 32 ? ~0u : (1u << lanes) - 1;
-  std::string here = site(what, file, line);
+  // (No std::string may live across the switch below: an abandoned fiber never frees it.)
+  auto here = [&] { return site(what, file, line); };
   if (!(mask & bit)) {
-    fail("synccheck: " + here + ": mask " + hex(mask) + " omits the calling lane " +
+    fail("synccheck: " + here() + ": mask " + hex(mask) + " omits the calling lane " +
          std::to_string(lane));
   }
   if (mask & ~valid) {
-    fail("synccheck: " + here + ": mask " + hex(mask) + " names lanes " + hex(mask & ~valid) +
+    fail("synccheck: " + here() + ": mask " + hex(mask) + " names lanes " + hex(mask & ~valid) +
          " beyond blockDim (warp " + std::to_string(warp) + " has only lanes " + hex(valid) + ")");
   }
   if (mask & b.warp_exited[warp]) {
-    fail("synccheck: " + here + ": mask " + hex(mask) + " names lanes " +
+    fail("synccheck: " + here() + ": mask " + hex(mask) + " names lanes " +
          hex(mask & b.warp_exited[warp]) + " that already exited");
   }
   // Join the pending group of this lane's kind and mask; otherwise start one. Overlapping

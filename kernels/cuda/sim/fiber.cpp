@@ -12,6 +12,7 @@
 #include "kernels/cuda/sim/error.h"
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define EMBER_SIM_ASAN 1
 #else
@@ -160,6 +161,18 @@ void fiber_switch(FiberContext& from, FiberContext& to) {
   __sanitizer_finish_switch_fiber(from.fake_stack, &t_switched_from->stack_bottom,
                                   &t_switched_from->stack_size);
 #endif
+}
+
+void fiber_abandon(FiberContext& fiber) {
+#if EMBER_SIM_ASAN
+  if (fiber.sp && fiber.stack_bottom) {
+    const char* top = static_cast<const char*>(fiber.stack_bottom) + fiber.stack_size;
+    const char* low = static_cast<const char*>(fiber.sp) - 256;  // what lies below rsp too
+    if (low < fiber.stack_bottom) low = static_cast<const char*>(fiber.stack_bottom);
+    __asan_unpoison_memory_region(low, static_cast<size_t>(top - low));
+  }
+#endif
+  fiber.sp = nullptr;
 }
 
 void fiber_exit(FiberContext& from, FiberContext& to) {

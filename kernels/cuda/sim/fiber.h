@@ -52,6 +52,10 @@ void fiber_init(FiberContext& fiber, const Stack& stack, void (*entry)(void*), v
 // Saves the running context into `from` and resumes `to`; returns when something switches back.
 void fiber_switch(FiberContext& from, FiberContext& to);
 
+// Forgets a fiber that will never resume (its block failed): under ASan, clears the poison its
+// live frames left on the stack, so the next fiber on that stack starts clean.
+void fiber_abandon(FiberContext& fiber);
+
 // Leaves a finished fiber for good (its stack may be reused at once).
 [[noreturn]] void fiber_exit(FiberContext& from, FiberContext& to);
 

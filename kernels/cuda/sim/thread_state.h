@@ -27,7 +27,9 @@ struct ThreadState {
   BlockState* block = nullptr;
 };
 
-extern thread_local ThreadState* t_thread;
+// initial-exec: a read is one %fs-relative load instead of a __tls_get_addr call (the library
+// is linked, not dlopen'ed late, so its TLS is in the static block).
+extern thread_local ThreadState* t_thread __attribute__((tls_model("initial-exec")));
 
 // The running simulated thread; outside a kernel this throws Error.
 [[noreturn]] void no_kernel_thread(const char* what);
