@@ -1,0 +1,32 @@
+// The umbrella a kernel source includes in a simulator build (through kernels/cuda/common.cuh):
+// everything a .cu file compiled by the host compiler needs to mean what it means under nvcc.
+// See README.md in this folder for what the simulator models and what it does not.
+#pragma once
+
+// The qualifiers first: the CUDA headers below only define them when they are not defined yet.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <vector_types.h>
+
+#include "kernels/cuda/sim/barrier.h"
+#include "kernels/cuda/sim/qualifiers.h"
+#include "kernels/cuda/sim/runtime.h"
+#include "kernels/cuda/sim/shared.h"
+#include "kernels/cuda/sim/thread_state.h"
+#include "kernels/cuda/sim/warp.h"
+#include "kernels/cuda/sim/warp_ops.h"
+
+// The device-side library (intrinsics, atomics, cooperative groups, WMMA) lives in its own
+// headers next to this one.
+#if __has_include("kernels/cuda/sim/intrinsics.h")
+#include "kernels/cuda/sim/intrinsics.h"
+#endif
+#if __has_include("kernels/cuda/sim/atomics.h")
+#include "kernels/cuda/sim/atomics.h"
+#endif
+#if __has_include("kernels/cuda/sim/cooperative_groups.h")
+#include "kernels/cuda/sim/cooperative_groups.h"
+#endif
+#if __has_include("kernels/cuda/sim/wmma.h")
+#include "kernels/cuda/sim/wmma.h"
+#endif

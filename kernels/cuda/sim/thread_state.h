@@ -1,0 +1,44 @@
+// threadIdx, blockIdx, blockDim, gridDim and warpSize for kernels running in the simulator.
+//
+// Each simulated GPU thread has a ThreadState; the worker running it points t_thread at it
+// before the thread runs (a fiber switch or the next turn of loop mode), so the built-ins are
+// plain reads through one thread_local pointer. They are macros because CUDA's are variables
+// (`threadIdx.x`), and the state is per simulated thread, not per OS thread.
+#pragma once
+
+#include <vector_types.h>
+
+namespace ember::sim::detail {
+
+struct BlockState {
+  uint3 block_idx;
+  dim3 block_dim;
+  dim3 grid_dim;
+  unsigned threads = 0;  // blockDim.x * .y * .z
+};
+
+struct ThreadState {
+  uint3 thread_idx;
+  unsigned rank = 0;  // linear index in the block: x + y * blockDim.x + z * blockDim.x * .y
+  BlockState* block = nullptr;
+};
+
+extern thread_local ThreadState* t_thread;
+
+// The running simulated thread; outside a kernel this throws Error.
+[[noreturn]] void no_kernel_thread(const char* what);
+inline ThreadState& current_thread(const char* what) {
+  ThreadState* t = t_thread;
+  if (__builtin_expect(t == nullptr, 0)) no_kernel_thread(what);
+  return *t;
+}
+
+}  // namespace ember::sim::detail
+
+#define threadIdx (::ember::sim::detail::current_thread("threadIdx").thread_idx)
+#define blockIdx (::ember::sim::detail::current_thread("blockIdx").block->block_idx)
+#define blockDim (::ember::sim::detail::current_thread("blockDim").block->block_dim)
+#define gridDim (::ember::sim::detail::current_thread("gridDim").block->grid_dim)
+#ifndef warpSize
+#define warpSize 32
+#endif
