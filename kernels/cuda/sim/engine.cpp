@@ -113,7 +113,8 @@ void thread_exit(Block& b, FiberThread& th) {
       block_fail(b, th.rank,
                  "synccheck: lane " + std::to_string(th.rank % 32) + " exited while lanes " +
                      hex(g.arrived) + " of warp " + std::to_string(warp) + " wait for it at " +
-                     site(g.what, g.file, g.line) + " with mask " + hex(g.mask));
+                     site(g.what, g.file, g.line) + " with mask " + hex(g.mask) +
+                     " (the lanes' masks disagree, or the lane left before the collective)");
       return;
     }
   }

@@ -26,9 +26,8 @@
 #ifndef __forceinline__
 #define __forceinline__ inline __attribute__((always_inline))
 #endif
-#ifndef __noinline__
-#define __noinline__ __attribute__((noinline))
-#endif
+// __noinline__ is defined at the end of sim.h: libstdc++'s <memory> itself writes
+// `__attribute__((__noinline__))`, which a macro would break, so it must come after <memory>.
 #ifndef __launch_bounds__
 #define __launch_bounds__(...)
 #endif

@@ -12,6 +12,10 @@
 // host timestamp when the stream reaches them.
 #pragma once
 
+// clang-format off
+#include "kernels/cuda/sim/qualifiers.h"  // before any CUDA header
+// clang-format on
+
 #include <vector_types.h>
 
 #include <cstddef>

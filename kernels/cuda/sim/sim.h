@@ -4,12 +4,15 @@
 #pragma once
 
 // The qualifiers first: the CUDA headers below only define them when they are not defined yet.
+// clang-format off
+#include "kernels/cuda/sim/qualifiers.h"
+// clang-format on
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <vector_types.h>
 
 #include "kernels/cuda/sim/barrier.h"
-#include "kernels/cuda/sim/qualifiers.h"
 #include "kernels/cuda/sim/runtime.h"
 #include "kernels/cuda/sim/shared.h"
 #include "kernels/cuda/sim/thread_state.h"
@@ -29,4 +32,10 @@
 #endif
 #if __has_include("kernels/cuda/sim/wmma.h")
 #include "kernels/cuda/sim/wmma.h"
+#endif
+
+// After every standard header above (libstdc++'s shared_ptr_base.h spells
+// `__attribute__((__noinline__))`; see qualifiers.h).
+#ifndef __noinline__
+#define __noinline__ __attribute__((noinline))
 #endif

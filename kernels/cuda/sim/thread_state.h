@@ -6,6 +6,10 @@
 // (`threadIdx.x`), and the state is per simulated thread, not per OS thread.
 #pragma once
 
+// clang-format off
+#include "kernels/cuda/sim/qualifiers.h"  // before any CUDA header
+// clang-format on
+
 #include <vector_types.h>
 
 namespace ember::sim::detail {
