@@ -19,6 +19,11 @@
 //   proxies (shared.h), so they are neither recorded nor reported as races.
 // - Float atomicAdd is exact IEEE addition, rounded to nearest; no flush of denormals.
 
+// The qualifiers before any CUDA header (qualifiers.h says why).
+// clang-format off
+#include "kernels/cuda/sim/qualifiers.h"
+// clang-format on
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

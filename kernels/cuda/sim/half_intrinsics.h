@@ -12,6 +12,11 @@
 // tolerances (Note [What the simulated intrinsics model] in intrinsics.h). The FMAs are exactly
 // rounded unless the addend's exponent is more than ~30 binades from the product's.
 
+// The qualifiers before any CUDA header (qualifiers.h says why).
+// clang-format off
+#include "kernels/cuda/sim/qualifiers.h"
+// clang-format on
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

@@ -23,6 +23,11 @@
 // anything), __fns, the SIMD video intrinsics (__vadd2, ...), the int __hadd (average) whose
 // name clashes with the half __hadd.
 
+// The qualifiers before any CUDA header (qualifiers.h says why).
+// clang-format off
+#include "kernels/cuda/sim/qualifiers.h"
+// clang-format on
+
 #include <vector_types.h>
 
 #include <cfenv>
