@@ -282,9 +282,11 @@ Block* CUDADeviceCache::allocate_cached(size_t nbytes, const Stream& stream) {
   if (b == nullptr) {  // Note [Out of memory]
     ++stats_.num_alloc_retries;
     synchronize_events();
-    release_cached(/*synchronize=*/true);
-    b = take_free_block(pool, stream, size);
-    if (b == nullptr) b = new_memory(pool, stream, size);
+    b = take_free_block(pool, stream, size);  // a block the events held back
+    if (b == nullptr) {
+      release_cached(/*synchronize=*/true);
+      b = new_memory(pool, stream, size);
+    }
   }
   if (b == nullptr) raise_oom(nbytes);
   split(b, size);
