@@ -118,7 +118,8 @@ class FakeMemoryProvider final : public DeviceMemoryProvider {
 };
 
 Stream s0() { return default_stream(Device("cuda:0")); }
-char* addr(const DataPtr& p) { return static_cast<char*>(p.get()); }
+// The fake addresses as numbers (Catch would print a char* as a string).
+uintptr_t addr(const DataPtr& p) { return reinterpret_cast<uintptr_t>(p.get()); }
 
 Config expandable() {
   Config c;
@@ -168,14 +169,14 @@ TEST_CASE("cuda allocator: a freed block is reused by the next request of its si
   CUDACachingAllocator alloc(&mem, Config{});
 
   DataPtr p = alloc.allocate(3000, s0());
-  char* first = addr(p);
+  uintptr_t first = addr(p);
   p.reset();
   CHECK(alloc.memory_stats(0).allocated_bytes == 0);
   CHECK(alloc.memory_stats(0).cached_bytes == static_cast<int64_t>(2 * MiB));
   DataPtr q = alloc.allocate(2900, s0());  // the same 3072-byte block
   CHECK(addr(q) == first);
   DataPtr big = alloc.allocate(30 * MiB, s0());
-  char* big_addr = addr(big);
+  uintptr_t big_addr = addr(big);
   big.reset();
   DataPtr big2 = alloc.allocate(29 * MiB, s0());
   CHECK(addr(big2) == big_addr);
@@ -192,7 +193,7 @@ TEST_CASE("cuda allocator: blocks split off a segment coalesce again when freed"
   DataPtr a = alloc.allocate(4 * MiB, s0());
   DataPtr b = alloc.allocate(4 * MiB, s0());
   DataPtr c = alloc.allocate(4 * MiB, s0());
-  char* base = addr(a);
+  uintptr_t base = addr(a);
   CHECK(addr(b) == base + 4 * MiB);
   CHECK(addr(c) == base + 8 * MiB);
   CHECK(mem.alloc_sizes == std::vector<size_t>{20 * MiB});
@@ -225,14 +226,19 @@ TEST_CASE("cuda allocator: a block is reused only on its stream", "[allocator][c
   const Stream s1 = new_stream(Device("cuda:0"));
 
   DataPtr p = alloc.allocate(1000, s0());
-  char* first = addr(p);
+  uintptr_t first = addr(p);
   p.reset();
   DataPtr q = alloc.allocate(1000, s1);
-  char* on_s1 = addr(q);
+  uintptr_t on_s1 = addr(q);
   CHECK(on_s1 != first);
   CHECK(mem.alloc_sizes.size() == 2);  // s1 got a segment of its own
   DataPtr r = alloc.allocate(1000, s0());
   CHECK(addr(r) == first);
+  DataPtr x = alloc.allocate(30 * MiB, s1);  // and the other way round
+  const uintptr_t x_addr = addr(x);
+  x.reset();
+  DataPtr y = alloc.allocate(30 * MiB, s0());
+  CHECK(addr(y) != x_addr);
 
   // allocate(n) uses the current stream of the current device.
   q.reset();
@@ -251,7 +257,7 @@ TEST_CASE("cuda allocator: record_stream holds a block until the other stream's 
   const Stream s1 = new_stream(Device("cuda:0"));
 
   DataPtr p = alloc.allocate(1000, s0());
-  char* first = addr(p);
+  uintptr_t first = addr(p);
   alloc.record_stream(p, s1);
   alloc.record_stream(p, s0());        // its own stream: nothing to wait for
   scope.backend.busy[s1.id()] = true;  // s1 still has work queued
@@ -285,7 +291,7 @@ TEST_CASE("cuda allocator: the out-of-memory retry waits for record_stream event
   const Stream s1 = new_stream(Device("cuda:0"));
 
   DataPtr p = alloc.allocate(40 * MiB, s0());
-  char* first = addr(p);
+  uintptr_t first = addr(p);
   alloc.record_stream(p, s1);
   scope.backend.busy[s1.id()] = true;
   p.reset();
@@ -474,7 +480,7 @@ TEST_CASE("cuda allocator: max_split_size_mb keeps big cached blocks whole",
   for (const bool limit : {false, true}) {
     CUDACachingAllocator alloc(&mem, limit ? limited : Config{});
     DataPtr a = alloc.allocate(40 * MiB, s0());
-    char* big = addr(a);
+    uintptr_t big = addr(a);
     a.reset();
     DataPtr b = alloc.allocate(4 * MiB, s0());
     // Without a limit the 40 MiB block is split; with one, a new 20 MiB segment is made.
@@ -488,6 +494,15 @@ TEST_CASE("cuda allocator: max_split_size_mb keeps big cached blocks whole",
     alloc.empty_cache();
   }
   CHECK(mem.alloc_sizes == std::vector<size_t>{40 * MiB, 40 * MiB, 20 * MiB});
+
+  // Above the limit, a cached block more than 20 MiB too big is not used either.
+  CUDACachingAllocator alloc(&mem, limited);
+  DataPtr a = alloc.allocate(52 * MiB, s0());
+  const uintptr_t big = addr(a);
+  a.reset();
+  DataPtr b = alloc.allocate(31 * MiB, s0());  // 52 >= 31 + 20: a new 32 MiB segment instead
+  CHECK(addr(b) != big);
+  CHECK(mem.alloc_sizes.back() == 32 * MiB);
 }
 
 TEST_CASE("cuda allocator: EMBER_CUDA_ALLOC_CONF", "[allocator][cuda-alloc]") {
