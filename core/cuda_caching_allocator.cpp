@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -126,6 +127,7 @@ struct Block {
   bool allocated = false;
   bool counted_split = false;  // counted as inactive split while in its pool
   int event_count = 0;         // record_stream events not yet completed
+  uint64_t freed_at = 0;       // when it last returned to its pool (Note [Releasing the cache])
   std::vector<Stream> stream_uses;
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
@@ -197,7 +199,7 @@ class CUDADeviceCache {
  public:
   CUDADeviceCache(int device, DeviceMemoryProvider* provider, const CUDAAllocatorConfig* config)
       : device_(device), provider_(provider), config_(config) {}
-  ~CUDADeviceCache() { release_cached(/*synchronize=*/false); }
+  ~CUDADeviceCache() { release_cached(std::numeric_limits<uint64_t>::max()); }
 
   DataPtr allocate(size_t nbytes, const Stream& stream);
   void record_stream(void* ptr, const Stream& stream);
@@ -214,8 +216,7 @@ class CUDADeviceCache {
  private:
   void free(Block* b) noexcept;
   Block* allocate_native(size_t nbytes, const Stream& stream);
-  Block* allocate_cached(size_t nbytes, const Stream& stream);
-  void free_native(Block* b) noexcept;
+  Block* allocate_cached(size_t nbytes, const Stream& stream, std::unique_lock<std::mutex>& lock);
   Block* take_free_block(BlockPool& pool, const Stream& stream, size_t size);
   Block* new_memory(BlockPool& pool, const Stream& stream, size_t size);
   Block* grow_expandable(BlockPool& pool, const Stream& stream, size_t size);
@@ -226,8 +227,8 @@ class CUDADeviceCache {
   void pool_erase(Block* b);
   void insert_events(Block* b) noexcept;
   void process_events();
-  void synchronize_events();
-  void release_cached(bool synchronize);
+  uint64_t wait_for_device(std::unique_lock<std::mutex>& lock);
+  void release_cached(uint64_t freed_before);
   [[noreturn]] void raise_oom(size_t nbytes);
 
   const int device_;
@@ -240,16 +241,17 @@ class CUDADeviceCache {
   std::vector<Event> spare_events_;               // completed events, for reuse
   std::map<std::pair<int64_t, bool>, std::unique_ptr<ExpandableSegment>> expandable_;
   CUDAMemoryStats stats_;
+  uint64_t free_count_ = 0;  // blocks returned to a pool so far: the clock of Block::freed_at
 };
 
 DataPtr CUDADeviceCache::allocate(size_t nbytes, const Stream& stream) {
   const Device device(DeviceType::CUDA, device_);
   if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, device);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   process_events();
   Block* b = config_->backend == CUDAAllocatorConfig::Backend::native
                  ? allocate_native(nbytes, stream)
-                 : allocate_cached(nbytes, stream);
+                 : allocate_cached(nbytes, stream, lock);
   b->allocated = true;
   b->requested = nbytes;
   live_[b->ptr] = b;
@@ -272,7 +274,8 @@ Block* CUDADeviceCache::allocate_native(size_t nbytes, const Stream& stream) {
   return new Block(this, stream, nbytes, static_cast<char*>(p), &pool);
 }
 
-Block* CUDADeviceCache::allocate_cached(size_t nbytes, const Stream& stream) {
+Block* CUDADeviceCache::allocate_cached(size_t nbytes, const Stream& stream,
+                                        std::unique_lock<std::mutex>& lock) {
   // A request beyond the capacity cannot succeed (and must not overflow the rounding).
   if (nbytes > provider_->total_memory(device_)) raise_oom(nbytes);
   const size_t size = round_size(nbytes);
@@ -281,10 +284,10 @@ Block* CUDADeviceCache::allocate_cached(size_t nbytes, const Stream& stream) {
   if (b == nullptr) b = new_memory(pool, stream, size);
   if (b == nullptr) {  // Note [Out of memory]
     ++stats_.num_alloc_retries;
-    synchronize_events();
+    const uint64_t freed_before = wait_for_device(lock);
     b = take_free_block(pool, stream, size);  // a block the events held back
     if (b == nullptr) {
-      release_cached(/*synchronize=*/true);
+      release_cached(freed_before);
       b = new_memory(pool, stream, size);
     }
   }
@@ -299,8 +302,10 @@ Block* CUDADeviceCache::take_free_block(BlockPool& pool, const Stream& stream, s
   if (it == pool.blocks.end() || (*it)->stream.id() != stream.id()) return nullptr;
   Block* b = *it;
   const size_t max_split = config_->max_split_size;
-  if (size < max_split && b->size >= max_split) return nullptr;  // keep big blocks whole
-  if (size >= max_split && b->size >= size + A::kLargeBuffer) return nullptr;  // too wasteful
+  if (!config_->expandable_segments) {
+    if (size < max_split && b->size >= max_split) return nullptr;  // keep big blocks whole
+    if (size >= max_split && b->size >= size + A::kLargeBuffer) return nullptr;  // too wasteful
+  }
   pool_erase(b);
   return b;
 }
@@ -330,6 +335,8 @@ Block* CUDADeviceCache::grow_expandable(BlockPool& pool, const Stream& stream, s
   }
   Block* last = seg->last;
   const bool extend = last != nullptr && last->in_pool();
+  // take_free_block would have found a free last block of the size.
+  EMBER_INTERNAL_ASSERT(!extend || last->size < size, "grow_expandable: the last block fits");
   const size_t need = round_up(size - (extend ? last->size : 0), page);
   if (seg->mapped + need > seg->reserved) return nullptr;
   if (!provider_->map(device_, seg->base + seg->mapped, need)) return nullptr;
@@ -359,6 +366,7 @@ void CUDADeviceCache::split(Block* b, size_t size) {
   if (!keep) return;
   Block* rest = new Block(this, b->stream, rest_bytes, b->ptr + size, b->pool);
   rest->segment = b->segment;
+  rest->freed_at = b->freed_at;
   rest->prev = b;
   rest->next = b->next;
   if (rest->next != nullptr) rest->next->prev = rest;
@@ -369,22 +377,24 @@ void CUDADeviceCache::split(Block* b, size_t size) {
 }
 
 void CUDADeviceCache::free(Block* b) noexcept {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   const StatPool p = b->pool->stat();
   b->allocated = false;
   decrease(stats_.allocated, p, i64(b->requested));
   decrease(stats_.allocation_count, p, 1);
   live_.erase(b->ptr);
-  if (config_->backend == CUDAAllocatorConfig::Backend::native) {
-    free_native(b);
+  if (config_->backend == CUDAAllocatorConfig::Backend::caching) {
+    if (!b->stream_uses.empty()) insert_events(b);
+    if (b->event_count == 0) free_block(b);
     return;
   }
-  if (!b->stream_uses.empty()) insert_events(b);
-  if (b->event_count == 0) free_block(b);
-}
-
-// backend:native frees at once, after the streams that used the block have finished.
-void CUDADeviceCache::free_native(Block* b) noexcept {
+  // backend:native frees at once, once the streams that used the block have finished; it waits
+  // without the lock (Note [Releasing the cache]).
+  decrease(stats_.active, p, i64(b->size));
+  decrease(stats_.active_count, p, 1);
+  decrease(stats_.reserved, p, i64(b->size));
+  decrease(stats_.segment_count, p, 1);
+  lock.unlock();
   b->stream_uses.push_back(b->stream);
   for (const Stream& s : b->stream_uses) {
     try {
@@ -392,11 +402,6 @@ void CUDADeviceCache::free_native(Block* b) noexcept {
     } catch (...) {  // no backend any more (static destruction): nothing can still run
     }
   }
-  const StatPool p = b->pool->stat();
-  decrease(stats_.active, p, i64(b->size));
-  decrease(stats_.active_count, p, 1);
-  decrease(stats_.reserved, p, i64(b->size));
-  decrease(stats_.segment_count, p, 1);
   provider_->raw_free(device_, b->ptr);
   delete b;
 }
@@ -432,9 +437,22 @@ void CUDADeviceCache::process_events() {
   }
 }
 
-void CUDADeviceCache::synchronize_events() {
-  for (auto& pending : pending_) pending.first.synchronize();
+// Note [Releasing the cache]
+// Memory may go back to the provider only when no queued work can still use it, so releasing
+// the cache waits for the device first. It waits without the lock: work on a stream may free
+// tensors (a host callback holding one) and so need the lock to finish. A block freed while the
+// lock was released may still be in use, so only blocks that were back in their pool before the
+// wait (freed_at up to the count returned here) are released. Waiting for the device also
+// completes every pending record_stream event of the device.
+uint64_t CUDADeviceCache::wait_for_device(std::unique_lock<std::mutex>& lock) {
+  const uint64_t freed_before = free_count_;
+  if (has_device_backend(DeviceType::CUDA)) {
+    lock.unlock();
+    ember::synchronize(Device(DeviceType::CUDA, device_));
+    lock.lock();
+  }
   process_events();
+  return freed_before;
 }
 
 // A block back in its pool, merged with its free neighbours.
@@ -445,6 +463,7 @@ void CUDADeviceCache::free_block(Block* b) {
   for (Block* n : {b->prev, b->next}) {
     if (n != nullptr && n->in_pool()) merge(b, n);
   }
+  b->freed_at = ++free_count_;
   pool_insert(b);
 }
 
@@ -481,13 +500,14 @@ void CUDADeviceCache::pool_erase(Block* b) {
   }
 }
 
-// Gives back every wholly free segment and the free pages at the end of expandable segments.
-// With `synchronize`, first waits for the device: the last work on a freed block may still run.
-void CUDADeviceCache::release_cached(bool synchronize) {
+// Gives back every wholly free segment and the free pages at the end of expandable segments,
+// of blocks freed up to `freed_before` (Note [Releasing the cache]).
+void CUDADeviceCache::release_cached(uint64_t freed_before) {
   std::vector<Block*> whole;
   for (BlockPool* pool : {&small_, &large_}) {
     for (Block* b : pool->blocks) {
-      if (b->segment == nullptr && !b->is_split()) whole.push_back(b);
+      if (b->segment == nullptr && !b->is_split() && b->freed_at <= freed_before)
+        whole.push_back(b);
     }
   }
   std::vector<ExpandableSegment*> trim;
@@ -495,13 +515,10 @@ void CUDADeviceCache::release_cached(bool synchronize) {
   for (auto& entry : expandable_) {
     ExpandableSegment* seg = entry.second.get();
     Block* last = seg->last;
-    if (last != nullptr && last->in_pool() &&
+    if (last != nullptr && last->in_pool() && last->freed_at <= freed_before &&
         round_up(static_cast<size_t>(last->ptr - seg->base), page) < seg->mapped)
       trim.push_back(seg);
   }
-  if (whole.empty() && trim.empty()) return;
-  if (synchronize && has_device_backend(DeviceType::CUDA))
-    ember::synchronize(Device(DeviceType::CUDA, device_));
   spare_events_.clear();
   for (Block* b : whole) {
     pool_erase(b);
@@ -538,9 +555,8 @@ void CUDADeviceCache::release_cached(bool synchronize) {
 }
 
 void CUDADeviceCache::empty_cache() {
-  std::lock_guard<std::mutex> lock(mu_);
-  synchronize_events();
-  release_cached(/*synchronize=*/true);
+  std::unique_lock<std::mutex> lock(mu_);
+  release_cached(wait_for_device(lock));
 }
 
 void CUDADeviceCache::record_stream(void* ptr, const Stream& stream) {

@@ -30,9 +30,11 @@
 // retry.
 //
 // Note [Out of memory]
-// When neither a cached block nor a new segment fits, the allocator waits for the pending
-// events, gives every wholly free segment (and the free tails of expandable segments) back to
-// the provider, and tries once more (num_alloc_retries counts these). If that fails it raises
+// When neither a cached block nor a new segment fits, the allocator waits for the device (so
+// every pending record_stream event completes), takes a block the events held back if one fits,
+// else gives every wholly free segment (and the free tails of expandable segments) back to the
+// provider and tries a new segment once more (num_alloc_retries counts these retries; Note
+// [Releasing the cache] in the .cpp says why the wait releases the lock). If that fails it raises
 // ember::Error: "CUDA out of memory on cuda:0: tried to allocate 30.00 MiB (total capacity
 // 64.00 MiB, allocated 5.00 MiB, max allocated 5.00 MiB, reserved 20.00 MiB, max reserved
 // 20.00 MiB)", with a hint about expandable segments when much of the reserved memory is free

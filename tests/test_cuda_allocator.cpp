@@ -4,7 +4,10 @@
 // tests/fake_device.h for streams and events (a stream is busy while backend.busy holds its id).
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
+#include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <random>
@@ -666,4 +669,66 @@ TEST_CASE("cuda allocator: set_device_memory_provider installs the caching alloc
   CHECK(mem.used[0] == 0);
   set_device_memory_provider(old);
   set_allocator(DeviceType::CUDA, old_allocator);
+}
+
+namespace {
+// The fake backend, with a hook run when a device is synchronised: the work that finishes then
+// may free tensors (a host callback holding the last reference to one).
+class HookedBackend final : public DeviceBackend {
+ public:
+  int device_count() const override { return fake.device_count(); }
+  void set_device(int index) override { fake.set_device(index); }
+  int64_t new_stream(Device device) override { return fake.new_stream(device); }
+  bool query_stream(const Stream& s) const override { return fake.query_stream(s); }
+  void synchronize_stream(const Stream& s) const override { fake.synchronize_stream(s); }
+  void synchronize_device(int index) const override {
+    if (on_synchronize) on_synchronize();
+    fake.synchronize_device(index);
+  }
+  void* create_event(Device device, bool timing) override {
+    return fake.create_event(device, timing);
+  }
+  void destroy_event(void* e, Device device) noexcept override { fake.destroy_event(e, device); }
+  void record_event(void* e, const Stream& s) override { fake.record_event(e, s); }
+  bool query_event(void* e) const override { return fake.query_event(e); }
+  void synchronize_event(void* e) const override { fake.synchronize_event(e); }
+  void block_stream(void* e, const Stream& s) const override { fake.block_stream(e, s); }
+  double elapsed_ms(void* a, void* b) const override { return fake.elapsed_ms(a, b); }
+
+  mutable ember::testing::FakeCudaBackend fake;
+  std::function<void()> on_synchronize;
+};
+}  // namespace
+
+TEST_CASE("cuda allocator: releasing the cache waits for the device without its lock",
+          "[allocator][cuda-alloc]") {
+  FakeCudaScope scope;
+  HookedBackend backend;
+  DeviceBackend* old = set_device_backend(DeviceType::CUDA, &backend);
+  {
+    FakeMemoryProvider mem;
+    CUDACachingAllocator alloc(&mem, Config{});
+    DataPtr cached = alloc.allocate(10 * MiB, s0());
+    cached.reset();
+    DataPtr held = alloc.allocate(20 * MiB, s0());  // held by work still running on the device
+    std::future<void> freed;
+    bool freed_in_time = false;
+    backend.on_synchronize = [&] {  // empty_cache synchronises cuda:0, then cuda:1
+      if (freed.valid()) return;
+      // The work finishes on another thread and drops its tensor; that takes the lock.
+      freed = std::async(std::launch::async, [&] { held.reset(); });
+      freed_in_time = freed.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+    };
+    alloc.empty_cache();
+    backend.on_synchronize = nullptr;
+    freed.get();
+    CHECK(freed_in_time);
+    // The segment freed during the wait stays (its work may have run on), the older one went.
+    CHECK(mem.alloc_sizes == std::vector<size_t>{10 * MiB, 20 * MiB});
+    CHECK(mem.raw_frees == 1);
+    CHECK(mem.used[0] == 20 * MiB);
+    alloc.empty_cache();
+    CHECK(mem.used[0] == 0);
+  }
+  set_device_backend(DeviceType::CUDA, old);
 }
