@@ -222,11 +222,14 @@ void Allocator::record_stream(const DataPtr& ptr, const Stream& stream) {
 }
 
 namespace {
-Allocator* g_allocators[kNumDeviceTypes] = {&cpu_allocator(), nullptr};
+// Constant-initialised (the CPU's entry null: cpu_allocator()), so that a backend may call
+// set_allocator during static initialisation, in whatever order the translation units run.
+Allocator* g_allocators[kNumDeviceTypes] = {};
 }  // namespace
 
 Allocator* get_allocator(DeviceType t) {
   Allocator* a = g_allocators[static_cast<int>(t)];
+  if (a == nullptr && t == DeviceType::CPU) return &cpu_allocator();
   EMBER_CHECK(a != nullptr, "no allocator for device type ", device_type_name(t),
               ": ember was built without CUDA (configure with -DEMBER_CUDA=real or sim)");
   return a;
@@ -236,7 +239,12 @@ void set_allocator(DeviceType t, Allocator* allocator) {
   g_allocators[static_cast<int>(t)] = allocator;
 }
 
-MemoryStats memory_stats(Device device) { return get_allocator(device.type)->stats(); }
+MemoryStats Allocator::device_stats(int) const { return stats(); }
+void Allocator::reset_peak_device_stats(int) { reset_peak_stats(); }
+
+MemoryStats memory_stats(Device device) {
+  return get_allocator(device.type)->device_stats(device.index);
+}
 int64_t memory_allocated(Device device) { return memory_stats(device).allocated_bytes; }
 int64_t max_memory_allocated(Device device) { return memory_stats(device).peak_allocated_bytes; }
 int64_t memory_reserved(Device device) { return memory_stats(device).reserved_bytes; }
@@ -266,7 +274,9 @@ Allocator* set_pinned_allocator(Allocator* allocator) {
   g_pinned_allocator = allocator;
   return old;
 }
-void reset_peak_memory_stats(Device device) { get_allocator(device.type)->reset_peak_stats(); }
+void reset_peak_memory_stats(Device device) {
+  get_allocator(device.type)->reset_peak_device_stats(device.index);
+}
 void empty_cache(Device device) { get_allocator(device.type)->empty_cache(); }
 
 }  // namespace ember

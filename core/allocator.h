@@ -99,6 +99,10 @@ class Allocator {
   virtual void record_stream(const DataPtr& ptr, const Stream& stream);
   virtual MemoryStats stats() const = 0;
   virtual void reset_peak_stats() = 0;
+  // The statistics of one device of the allocator's type, for an allocator serving several
+  // (the CUDA caching allocator). The defaults are stats() and reset_peak_stats().
+  virtual MemoryStats device_stats(int device) const;
+  virtual void reset_peak_device_stats(int device);
   // Returns cached, unused blocks to the system.
   virtual void empty_cache() {}
 };
