@@ -61,6 +61,38 @@ Tensor fit_gradient(const Tensor& g, const Node& producer, size_t index, const N
   return out;
 }
 
+// Runs a node's backward on the stream its forward used (Note [Backward runs on the forward's
+// stream] in autograd/node.h). The engine's own work -- making zero gradients, fitting a
+// gradient to the next node, accumulating -- runs on the device's current ("ambient") stream, so
+// the two are ordered with events, as PyTorch's engine orders its input buffers: the node's stream
+// waits for what the ambient stream queued before it (its incoming gradients), and after
+// finish() the ambient stream waits for what the node queued (its outputs).
+class NodeStreamScope {
+ public:
+  explicit NodeStreamScope(const Node& node) {
+    const Stream& s = node.stream();
+    if (EMBER_LIKELY(!s.device().is_cuda())) return;
+    ambient_ = current_stream(s.device());
+    if (ambient_ == s) return;
+    Event ready(DeviceType::CUDA);
+    ready.record(ambient_);
+    ready.block(s);
+    stream_ = s;
+    guard_.emplace(s);
+  }
+  void finish() {
+    if (!guard_) return;
+    guard_.reset();
+    Event done(DeviceType::CUDA);
+    done.record(stream_);
+    done.block(ambient_);
+  }
+
+ private:
+  Stream ambient_, stream_;
+  std::optional<StreamGuard> guard_;
+};
+
 class GraphTask {
  public:
   GraphTask(bool keep_graph, bool create_graph)
@@ -232,9 +264,7 @@ class GraphTask {
           grads[i] = ember::zeros(m.sizes(), TensorOptions(m.dtype).device(m.device));
         }
       }
-      // Note [Backward runs on the forward's stream] in autograd/node.h.
-      std::optional<StreamGuard> on_stream;
-      if (EMBER_UNLIKELY(node.stream().device().is_cuda())) on_stream.emplace(node.stream());
+      NodeStreamScope on_stream(node);  // Note [Backward runs on the forward's stream]
       if (is_anomaly_enabled()) {
         try {
           outputs = node.apply(std::move(grads));
@@ -245,6 +275,7 @@ class GraphTask {
       } else {
         outputs = node.apply(std::move(grads));
       }
+      on_stream.finish();
       if (!keep_graph_) node.release_saved();
       if (is_anomaly_enabled()) {
         for (size_t i = 0; i < outputs.size(); ++i) {

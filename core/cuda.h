@@ -8,7 +8,7 @@
 //   }
 //
 // With EMBER_CUDA=real these are the GPUs the driver shows; with EMBER_CUDA=sim they are the
-// simulated sm_90 devices (EMBER_SIM_DEVICES=N presents N, kernels/cuda/sim/README.md); with
+// simulated sm_90 devices (EMBER_SIM_DEVICES=N presents N; the README's "The CUDA simulator"); with
 // EMBER_CUDA=off there are none: is_available() is false and the rest raise ember::Error saying
 // ember was built without CUDA. The memory functions (memory_allocated, memory_summary...) are in
 // core/cuda_memory.h.

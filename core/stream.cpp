@@ -235,8 +235,8 @@ void Event::block(const Stream& stream) const {
               " event cannot block ", stream);
   DeviceBackend* b = checked_backend(stream.device(), "Event::block");
   if (!was_recorded_) return;
-  EMBER_CHECK(stream.device() == device_, "Event::block: the event was recorded on ", device_,
-              " and cannot block ", stream);
+  // A stream of another device of the same type may wait too (cudaStreamWaitEvent allows it):
+  // that is how a copy between two GPUs orders itself after the source's work.
   b->block_stream(handle_, stream);
 }
 

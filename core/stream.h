@@ -131,7 +131,8 @@ class Event {
   bool query() const;
   // Blocks the calling thread until the recorded work has finished.
   void synchronize() const;
-  // Makes all future work on stream wait for this event (no host blocking).
+  // Makes all future work on stream wait for this event (no host blocking). The stream may be on
+  // another device of the event's type.
   void block(const Stream& stream) const;
   // Milliseconds between this event and end; both recorded, completed, with enable_timing.
   double elapsed_ms(const Event& end) const;

@@ -54,8 +54,8 @@ TEST_CASE("cuda devices report their properties", "[cuda]") {
 
 TEST_CASE("to(cuda) and back keeps every dtype's values", "[cuda]") {
   if (!have_cuda()) return;
-  for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kInt16, kInt8,
-                   kUInt8, kBool}) {
+  for (DType dt :
+       {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kInt16, kInt8, kUInt8, kBool}) {
     INFO("dtype " << dt);
     Tensor a = ramp({3, 5}, dt);
     Tensor d = a.to(Device::cuda(0));
@@ -188,9 +188,7 @@ TEST_CASE("element-wise ops on cuda match the cpu", "[cuda]") {
     Tensor z = zeros({4}, TensorOptions(kInt64).device(dev));
     CHECK_THROWS_WITH(ember::div(i, z, "floor"), Contains("ZeroDivisionError"));
   }
-  SECTION("operands on two devices are refused") {
-    CHECK_THROWS(da + b);
-  }
+  SECTION("operands on two devices are refused") { CHECK_THROWS(da + b); }
 }
 
 TEST_CASE("streams and events order cuda work", "[cuda]") {

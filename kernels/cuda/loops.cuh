@@ -220,8 +220,7 @@ void gpu_kernel(const TensorIter& iter, const F& f) {
 
 // Sets *flag to 1 when any of the n elements of T at data (with calc's offsets) is zero.
 template <class T>
-__global__ void find_zero_kernel(int32_t n, const char* data, OffsetCalculator<1> calc,
-                                 int* flag) {
+__global__ void find_zero_kernel(int32_t n, const char* data, OffsetCalculator<1> calc, int* flag) {
   const int32_t i = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   int32_t off[1];

@@ -1,12 +1,12 @@
 // The CUDA backend's memory: raw device memory for the caching allocator (a DeviceMemoryProvider,
-// core/device_memory.h) and the pinned-host allocator (Note [Pinned host memory] in
-// core/allocator.h), both on kernels/cuda/runtime.h, installed at static initialisation.
+// core/device_memory.h, over which set_device_memory_provider installs core's
+// CUDACachingAllocator as the cuda allocator) and the pinned-host allocator (Note [Pinned host
+// memory] in core/allocator.h), both on kernels/cuda/runtime.h, installed at static initialisation.
 
 #include <atomic>
 #include <mutex>
 
 #include "core/allocator.h"
-#include "core/cuda_caching_allocator.h"
 #include "core/device_memory.h"
 #include "core/error.h"
 #include "kernels/cuda/runtime.h"
@@ -78,8 +78,7 @@ RuntimeMemory g_runtime_memory;
 
 struct Install {
   Install() {
-    set_device_memory_provider(&g_runtime_memory);
-    set_allocator(DeviceType::CUDA, &cuda_caching_allocator());
+    set_device_memory_provider(&g_runtime_memory);  // also installs the caching allocator over it
     set_pinned_allocator(&g_pinned);
   }
 } g_install;

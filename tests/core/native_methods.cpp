@@ -9,7 +9,6 @@
 #include "core/ops/binary.h"
 #include "core/ops/conv.h"
 #include "core/ops/copy.h"
-#include "core/stream.h"
 #include "core/ops/factory.h"
 #include "core/ops/index.h"
 #include "core/ops/linalg.h"
@@ -19,6 +18,7 @@
 #include "core/ops/softmax.h"
 #include "core/ops/unary.h"
 #include "core/ops/view.h"
+#include "core/stream.h"
 
 namespace ember {
 

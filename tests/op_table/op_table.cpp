@@ -115,7 +115,7 @@ Tensor noncontiguous(const Tensor& t) {
     Shape big = t.sizes();
     if (big.empty()) return t;
     big[0] *= 2;
-    Tensor b = zeros(big, t.dtype());
+    Tensor b = zeros(big, t.options());
     Tensor view = b.slice(0, 0, std::nullopt, 2);
     view.copy_(t);
     return view;

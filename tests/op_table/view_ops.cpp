@@ -207,9 +207,9 @@ const OpTableRegistrar reg({
     OpInfo{"copy_", all_dtypes(), [](DType dt) { return unary_samples(dt, 0.0, 100.0); },
            [](const Sample& s) {
              // Into float64 and back to the sample's dtype through a broadcast source.
-             Tensor wide = empty(s.args[0].sizes(), kFloat64);
+             Tensor wide = empty(s.args[0].sizes(), s.args[0].options().dtype(kFloat64));
              wide.copy_(s.args[0]);
-             Tensor back = empty(s.args[0].sizes(), s.args[0].dtype());
+             Tensor back = empty(s.args[0].sizes(), s.args[0].options());
              back.copy_(wide);
              return std::vector<Tensor>{wide, back};
            },
@@ -247,7 +247,7 @@ const OpTableRegistrar reg({
              return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
            },
            [](const Sample& s) {
-             return one(empty({2, 0, 3}, s.args[0].dtype()));
+             return one(empty({2, 0, 3}, s.args[0].options()));
            },
            [](const Refs&) {
              return Refs{RefTensor(Shape{2, 0, 3})};
@@ -261,7 +261,7 @@ const OpTableRegistrar reg({
              return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
            },
            [](const Sample& s) {
-             return one(zeros({2, 3}, s.args[0].dtype()));
+             return one(zeros({2, 3}, s.args[0].options()));
            },
            [](const Refs&) {
              return Refs{RefTensor(Shape{2, 3}, 0.0)};
@@ -274,7 +274,7 @@ const OpTableRegistrar reg({
            [](DType dt) {
              return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
            },
-           [](const Sample& s) { return one(ones_like(zeros({4}, s.args[0].dtype()))); },
+           [](const Sample& s) { return one(ones_like(zeros({4}, s.args[0].options()))); },
            [](const Refs&) { return Refs{RefTensor(Shape{4}, 1.0)}; },
            4.0,
            {},
@@ -284,7 +284,7 @@ const OpTableRegistrar reg({
            [](DType dt) {
              return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
            },
-           [](const Sample& s) { return one(full({3}, 1, s.args[0].dtype())); },
+           [](const Sample& s) { return one(full({3}, 1, s.args[0].options())); },
            [](const Refs&) { return Refs{RefTensor(Shape{3}, 1.0)}; },
            4.0,
            {},
@@ -295,8 +295,8 @@ const OpTableRegistrar reg({
              return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
            },
            [](const Sample& s) {
-             DType dt = s.args[0].dtype();
-             return std::vector<Tensor>{arange(5, dt), arange(2, 11, 3, dt), arange(10, 0, -4, dt)};
+             TensorOptions o = s.args[0].options();
+             return std::vector<Tensor>{arange(5, o), arange(2, 11, 3, o), arange(10, 0, -4, o)};
            },
            [](const Refs&) {
              return Refs{RefTensor({5}, {0, 1, 2, 3, 4}), RefTensor({3}, {2, 5, 8}),
@@ -311,9 +311,9 @@ const OpTableRegistrar reg({
              return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
            },
            [](const Sample& s) {
-             DType dt = s.args[0].dtype();
-             return std::vector<Tensor>{linspace(-1, 1, 5, dt), linspace(3, 3, 1, dt),
-                                        linspace(0, 1, 0, dt)};
+             TensorOptions o = s.args[0].options();
+             return std::vector<Tensor>{linspace(-1, 1, 5, o), linspace(3, 3, 1, o),
+                                        linspace(0, 1, 0, o)};
            },
            [](const Refs&) {
              return Refs{RefTensor({5}, {-1, -0.5, 0, 0.5, 1}), RefTensor({1}, {3}),
@@ -327,7 +327,7 @@ const OpTableRegistrar reg({
            [](DType dt) {
              return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
            },
-           [](const Sample& s) { return one(eye(2, 3, s.args[0].dtype())); },
+           [](const Sample& s) { return one(eye(2, 3, s.args[0].options())); },
            [](const Refs&) {
              return Refs{RefTensor({2, 3}, {1, 0, 0, 0, 1, 0})};
            },
@@ -339,10 +339,12 @@ const OpTableRegistrar reg({
            [](DType dt) {
              return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
            },
-           [](const Sample&) {
-             return std::vector<Tensor>{tensor<double>({1.5, -2, 3}),
-                                        tensor(std::vector<int32_t>{1, 2, 3, 4}, {2, 2}),
-                                        tensor({true, false})};
+           [](const Sample& s) {
+             // Made on the host from C++ values, then moved to the sample's device.
+             const Device d = s.args[0].device();
+             return std::vector<Tensor>{tensor<double>({1.5, -2, 3}).to(d),
+                                        tensor(std::vector<int32_t>{1, 2, 3, 4}, {2, 2}).to(d),
+                                        tensor({true, false}).to(d)};
            },
            [](const Refs&) {
              return Refs{RefTensor({3}, {1.5, -2, 3}), RefTensor({2, 2}, {1, 2, 3, 4}),
@@ -357,10 +359,11 @@ const OpTableRegistrar reg({
         [](DType dt) {
           return std::vector<Sample>{{{zeros({}, dt)}, "dtype carrier"}};
         },
-        [](const Sample&) {
+        [](const Sample& s) {
           static float data[6] = {1, 2, 3, 4, 5, 6};
-          return std::vector<Tensor>{from_blob(data, {2, 3}, kFloat32).clone(),
-                                     from_blob(data, {3, 2}, kFloat32, nullptr, {1, 3}).clone()};
+          const Device d = s.args[0].device();  // host memory, copied to the sample's device
+          return std::vector<Tensor>{from_blob(data, {2, 3}, kFloat32).to(d).clone(),
+                                     from_blob(data, {3, 2}, kFloat32, nullptr, {1, 3}).to(d)};
         },
         [](const Refs&) {
           return Refs{RefTensor({2, 3}, {1, 2, 3, 4, 5, 6}), RefTensor({3, 2}, {1, 4, 2, 5, 3, 6})};

@@ -1,6 +1,6 @@
 // The umbrella a kernel source includes in a simulator build (through kernels/cuda/common.cuh):
 // everything a .cu file compiled by the host compiler needs to mean what it means under nvcc.
-// See README.md in this folder for what the simulator models and what it does not.
+// The README's section "The CUDA simulator" says what the simulator models and what it does not.
 #pragma once
 
 // The qualifiers first: the CUDA headers below only define them when they are not defined yet.
