@@ -26,6 +26,7 @@ namespace {
 std::vector<double> time_on_device(const std::vector<std::function<void()>>& fns, int rounds,
                                    int iters) {
   std::vector<std::vector<double>> ms(fns.size());
+  for (auto& m : ms) m.reserve(static_cast<size_t>(rounds));
   for (const auto& f : fns) f();  // warm up (and allocate through the caching allocator)
   cuda::synchronize();
   for (int r = 0; r < rounds; ++r) {
@@ -39,6 +40,7 @@ std::vector<double> time_on_device(const std::vector<std::function<void()>>& fns
     }
   }
   std::vector<double> med;
+  med.reserve(ms.size());
   for (auto& m : ms) med.push_back(bench::median(m));
   return med;
 }
@@ -84,6 +86,7 @@ int main(int argc, char** argv) {
   if (have_sum) cases.push_back({"sum  a.sum()", fbytes, [&] { sum_out = a.sum(); }});
 
   std::vector<std::function<void()>> fns;
+  fns.reserve(cases.size());
   for (const Case& c : cases) fns.push_back(c.fn);
   const std::vector<double> ms = time_on_device(fns, 15, 10);
   const double copy_gbs = cases[0].bytes / (ms[0] * 1e-3) / 1e9;

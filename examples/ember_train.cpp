@@ -444,6 +444,9 @@ int run(Config c) {
   const Device device(c.device);
   EMBER_CHECK(device.is_cpu() || cuda_is_built(), "--device ", c.device,
               ": the CUDA backend is not built (this ember build is CPU-only; use --device cpu)");
+  EMBER_CHECK(!device.is_cuda() || device.index < device_count(DeviceType::CUDA), "--device ",
+              c.device, ": no such CUDA device (this machine has ", device_count(DeviceType::CUDA),
+              "; use --device cpu)");
   EMBER_CHECK(!c.resume || !c.checkpoint_dir.empty(),
               "--resume needs --checkpoint-dir (where to find last.safetensors)");
   if (c.lr == 0.0) c.lr = default_lr(c.optimizer);

@@ -61,19 +61,19 @@ if [[ -n "$since" ]]; then
   declare -A pick=()
   while IFS= read -r f; do
     case "$f" in
-      *.cpp) [[ -n "${in_db[$f]:-}" ]] && pick["$f"]=1 ;;
-      *.h)
+      *.cpp | *.cu) [[ -n "${in_db[$f]:-}" ]] && pick["$f"]=1 ;;
+      *.h | *.cuh)
         if [[ -n "${in_db[${f%.h}.cpp]:-}" ]]; then
           pick["${f%.h}.cpp"]=1
         else  # an internal header (kernels/cpu/conv_utils.h, tests/golden.h): its includers
           while IFS= read -r u; do
             [[ -n "${in_db[$u]:-}" ]] && pick["$u"]=1
           done < <(git grep -l -F -e "#include \"$f\"" -e "#include \"$(basename "$f")\"" \
-                     -- '*.cpp')
+                     -- '*.cpp' '*.cu')
         fi
         ;;
     esac
-  done < <(git diff --name-only --diff-filter=ACMR "$since" -- '*.cpp' '*.h')
+  done < <(git diff --name-only --diff-filter=ACMR "$since" -- '*.cpp' '*.h' '*.cu' '*.cuh')
   units=("${!pick[@]}")
   if [[ ${#units[@]} -eq 0 ]]; then
     echo "tidy.sh: no C++ translation unit changed since $since"

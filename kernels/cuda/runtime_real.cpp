@@ -1,4 +1,11 @@
 // kernels/cuda/runtime.h on the CUDA runtime and driver (EMBER_CUDA=real).
+//
+// Note [No link to the driver]
+// ember links the CUDA runtime statically and never links libcuda (the driver): a machine
+// without an NVIDIA driver has no libcuda.so.1, and a program that needed it could not even start
+// there, let alone skip its CUDA tests. The few driver calls (the virtual-memory API behind
+// expandable segments) are looked up at run time through the runtime's
+// cudaGetDriverEntryPointByVersion, on first use.
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -32,6 +39,57 @@ std::string last_kernel_hint(void* stream) {
          "reports each at its launch)";
 }
 
+// The driver's virtual-memory functions, found at run time (Note [No link to the driver]).
+struct DriverApi {
+  decltype(&cuGetErrorString) get_error_string = nullptr;
+  decltype(&cuDeviceGet) device_get = nullptr;
+  decltype(&cuDeviceGetAttribute) device_get_attribute = nullptr;
+  decltype(&cuMemGetAllocationGranularity) mem_get_allocation_granularity = nullptr;
+  decltype(&cuMemAddressReserve) mem_address_reserve = nullptr;
+  decltype(&cuMemAddressFree) mem_address_free = nullptr;
+  decltype(&cuMemCreate) mem_create = nullptr;
+  decltype(&cuMemRelease) mem_release = nullptr;
+  decltype(&cuMemMap) mem_map = nullptr;
+  decltype(&cuMemUnmap) mem_unmap = nullptr;
+  decltype(&cuMemSetAccess) mem_set_access = nullptr;
+  bool ok = false;
+
+  template <class Fn>
+  bool find(const char* symbol, Fn& fn) {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult status;
+    if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &status) !=
+            cudaSuccess ||
+        status != cudaDriverEntryPointSuccess || p == nullptr) {
+      cudaGetLastError();
+      return false;
+    }
+    fn = reinterpret_cast<Fn>(p);
+    return true;
+  }
+
+  DriverApi() {
+    ok = find("cuGetErrorString", get_error_string) && find("cuDeviceGet", device_get) &&
+         find("cuDeviceGetAttribute", device_get_attribute) &&
+         find("cuMemGetAllocationGranularity", mem_get_allocation_granularity) &&
+         find("cuMemAddressReserve", mem_address_reserve) &&
+         find("cuMemAddressFree", mem_address_free) && find("cuMemCreate", mem_create) &&
+         find("cuMemRelease", mem_release) && find("cuMemMap", mem_map) &&
+         find("cuMemUnmap", mem_unmap) && find("cuMemSetAccess", mem_set_access);
+  }
+};
+
+const DriverApi& driver() {
+  static const DriverApi api;
+  return api;
+}
+
+const DriverApi& checked_driver(const char* op) {
+  const DriverApi& api = driver();
+  EMBER_CHECK(api.ok, op, ": the CUDA driver's virtual memory API is not available");
+  return api;
+}
+
 [[noreturn]] void fail(cudaError_t e, const char* op, const char* call, const std::string& tail) {
   cudaGetLastError();  // clear a non-sticky error so later calls are not blamed for it
   EMBER_CHECK(false, op, ": ", call, " failed: ", cudaGetErrorString(e), " (", cudaGetErrorName(e),
@@ -46,7 +104,7 @@ void check(cudaError_t e, const char* op, const char* call) {
 void check_driver(CUresult r, const char* op, const char* call) {
   if (EMBER_LIKELY(r == CUDA_SUCCESS)) return;
   const char* msg = nullptr;
-  cuGetErrorString(r, &msg);
+  if (driver().get_error_string) driver().get_error_string(r, &msg);
   EMBER_CHECK(false, op, ": ", call, " failed: ", msg ? msg : "unknown driver error");
 }
 
@@ -156,10 +214,12 @@ size_t total_memory(int device) { return static_cast<size_t>(properties(device).
 bool supports_virtual_memory() {
   int dev = 0, supported = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  const DriverApi& api = driver();
+  if (!api.ok) return false;
   CUdevice cu_dev;
-  if (cuDeviceGet(&cu_dev, dev) != CUDA_SUCCESS) return false;
-  if (cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-                           cu_dev) != CUDA_SUCCESS)
+  if (api.device_get(&cu_dev, dev) != CUDA_SUCCESS) return false;
+  if (api.device_get_attribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                               cu_dev) != CUDA_SUCCESS)
     return false;
   return supported != 0;
 }
@@ -169,31 +229,34 @@ size_t vm_granularity() {
   check(cudaGetDevice(&dev), "cuda allocator", "cudaGetDevice");
   CUmemAllocationProp prop = vm_prop(dev);
   size_t g = 0;
-  check_driver(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+  check_driver(checked_driver("cuda allocator")
+                   .mem_get_allocation_granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
                "cuda allocator", "cuMemGetAllocationGranularity");
   return g;
 }
 
 void* vm_reserve(int, size_t bytes) {
   CUdeviceptr p = 0;
-  check_driver(cuMemAddressReserve(&p, bytes, 0, 0, 0), "cuda allocator", "cuMemAddressReserve");
+  check_driver(checked_driver("cuda allocator").mem_address_reserve(&p, bytes, 0, 0, 0),
+               "cuda allocator", "cuMemAddressReserve");
   return reinterpret_cast<void*>(p);
 }
 
 bool vm_map(int device, void* p, size_t bytes) {
   CUmemAllocationProp prop = vm_prop(device);
   CUmemGenericAllocationHandle h;
-  const CUresult r = cuMemCreate(&h, bytes, &prop, 0);
+  const DriverApi& api = checked_driver("cuda allocator");
+  const CUresult r = api.mem_create(&h, bytes, &prop, 0);
   if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
   check_driver(r, "cuda allocator", "cuMemCreate");
   const auto ptr = reinterpret_cast<CUdeviceptr>(p);
-  check_driver(cuMemMap(ptr, bytes, 0, h, 0), "cuda allocator", "cuMemMap");
+  check_driver(api.mem_map(ptr, bytes, 0, h, 0), "cuda allocator", "cuMemMap");
   CUmemAccessDesc access;
   std::memset(&access, 0, sizeof(access));
   access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   access.location.id = device;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  check_driver(cuMemSetAccess(ptr, bytes, &access, 1), "cuda allocator", "cuMemSetAccess");
+  check_driver(api.mem_set_access(ptr, bytes, &access, 1), "cuda allocator", "cuMemSetAccess");
   std::lock_guard<std::mutex> lock(g_vm_mutex);
   g_vm_handles[static_cast<uintptr_t>(ptr)] = h;
   return true;
@@ -201,7 +264,8 @@ bool vm_map(int device, void* p, size_t bytes) {
 
 void vm_unmap(int, void* p, size_t bytes) {
   const auto ptr = reinterpret_cast<CUdeviceptr>(p);
-  check_driver(cuMemUnmap(ptr, bytes), "cuda allocator", "cuMemUnmap");
+  const DriverApi& api = checked_driver("cuda allocator");
+  check_driver(api.mem_unmap(ptr, bytes), "cuda allocator", "cuMemUnmap");
   CUmemGenericAllocationHandle h;
   {
     std::lock_guard<std::mutex> lock(g_vm_mutex);
@@ -210,12 +274,13 @@ void vm_unmap(int, void* p, size_t bytes) {
     h = it->second;
     g_vm_handles.erase(it);
   }
-  check_driver(cuMemRelease(h), "cuda allocator", "cuMemRelease");
+  check_driver(api.mem_release(h), "cuda allocator", "cuMemRelease");
 }
 
 void vm_release(int, void* p, size_t bytes) {
-  check_driver(cuMemAddressFree(reinterpret_cast<CUdeviceptr>(p), bytes), "cuda allocator",
-               "cuMemAddressFree");
+  check_driver(
+      checked_driver("cuda allocator").mem_address_free(reinterpret_cast<CUdeviceptr>(p), bytes),
+      "cuda allocator", "cuMemAddressFree");
 }
 
 void* host_malloc(size_t bytes) {
