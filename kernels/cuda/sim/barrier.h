@@ -15,6 +15,8 @@ int block_barrier(BarrierKind kind, int predicate, const char* what, const char*
 
 }  // namespace ember::sim::detail
 
+// CUDA's own names (reserved in C++): the simulator supplies them for the host compiler.
+// NOLINTBEGIN(bugprone-reserved-identifier)
 inline void __syncthreads(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
   ::ember::sim::detail::block_barrier(::ember::sim::detail::BarrierKind::plain, 0, "__syncthreads",
                                       file, line);
@@ -34,3 +36,4 @@ inline int __syncthreads_or(int predicate, const char* file = __builtin_FILE(),
   return ::ember::sim::detail::block_barrier(::ember::sim::detail::BarrierKind::any, predicate != 0,
                                              "__syncthreads_or", file, line);
 }
+// NOLINTEND(bugprone-reserved-identifier)

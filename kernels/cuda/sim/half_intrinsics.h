@@ -73,6 +73,12 @@ inline H fma16_relu(H a, H b, H c) {
 
 }  // namespace ember::sim::detail
 
+// CUDA's own names (reserved in C++): the simulator supplies them for the host compiler.
+// NOLINTBEGIN(bugprone-reserved-identifier)
+// CUDA's signatures take __half2 and __nv_bfloat162 by value (4 bytes, passed in a register);
+// the functions below keep them so overloads and function pointers match nvcc's.
+// NOLINTBEGIN(performance-unnecessary-value-param)
+
 // ---- fused multiply-add ------------------------------------------------------------------------
 #define EMBER_SIM_HALF_FMA(H, H2)                                                            \
   inline H __hfma(H a, H b, H c) { return ember::sim::detail::fma16(a, b, c); }              \
@@ -129,6 +135,7 @@ EMBER_SIM_HALF_MATH(htrunc, h2trunc, std::trunc(x))
 EMBER_SIM_HALF_MATH(hrint, h2rint, std::nearbyint(x))
 #undef EMBER_SIM_HALF_MATH
 #undef EMBER_SIM_HALF_MATH_ONE
+// NOLINTEND(performance-unnecessary-value-param)
 
 // ---- 16-bit float to integer: rounded as named, saturating, NaN -> 0 -------------------------
 // (the _rz forms exist on the host already). The 16-bit value converts exactly to float first.
@@ -169,3 +176,4 @@ EMBER_SIM_INT_TO_BF16(__ushort2bfloat16, unsigned short, __uint2float)
 EMBER_SIM_INT_TO_BF16(__ll2bfloat16, long long, __ll2float)
 EMBER_SIM_INT_TO_BF16(__ull2bfloat16, unsigned long long, __ull2float)
 #undef EMBER_SIM_INT_TO_BF16
+// NOLINTEND(bugprone-reserved-identifier)

@@ -156,6 +156,9 @@ inline long double erfcinv_ld(long double y) {
 
 }  // namespace ember::sim::detail
 
+// CUDA's own names (reserved in C++): the simulator supplies them for the host compiler.
+// NOLINTBEGIN(bugprone-reserved-identifier)
+
 // ---- bit reinterpretation
 // ------------------------------------------------------------------------
 inline int __float_as_int(float x) { return ember::sim::detail::bit_cast<int>(x); }
@@ -482,6 +485,7 @@ template <class T>
 inline void __stwt(T* p, T value) {
   *p = value;
 }
+// NOLINTEND(bugprone-reserved-identifier)
 
 // The half and bfloat16 gaps, which build on the conversions above.
 #include "kernels/cuda/sim/half_intrinsics.h"

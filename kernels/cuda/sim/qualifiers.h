@@ -14,6 +14,8 @@
 #error "include kernels/cuda/sim/sim.h (or kernels/cuda/common.cuh) before any CUDA header"
 #endif
 
+// CUDA's own names (reserved in C++): the simulator supplies them for the host compiler.
+// NOLINTBEGIN(bugprone-reserved-identifier)
 #ifndef __global__
 #define __global__
 #endif
@@ -44,3 +46,4 @@
   _Pragma(                                                                                       \
       "GCC error \"use EMBER_SHARED_ARRAY / EMBER_SHARED_VAR / EMBER_DYNAMIC_SHARED instead of " \
       "__shared__ (kernels/cuda/sim/shared.h)\"")
+// NOLINTEND(bugprone-reserved-identifier)

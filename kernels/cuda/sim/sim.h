@@ -36,6 +36,9 @@
 
 // After every standard header above (libstdc++'s shared_ptr_base.h spells
 // `__attribute__((__noinline__))`; see qualifiers.h).
+// CUDA's own names (reserved in C++): the simulator supplies them for the host compiler.
+// NOLINTBEGIN(bugprone-reserved-identifier)
 #ifndef __noinline__
 #define __noinline__ __attribute__((noinline))
 #endif
+// NOLINTEND(bugprone-reserved-identifier)

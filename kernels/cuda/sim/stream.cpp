@@ -114,7 +114,7 @@ void check_stream(Stream* s, const char* call) {
   if (!s) fail(std::string(call) + ": null stream");
 }
 
-void rethrow(std::exception_ptr e) {
+void rethrow(const std::exception_ptr& e) {
   if (e) std::rethrow_exception(e);
 }
 
@@ -353,7 +353,7 @@ void launch_erased(const LaunchConfig& config, const void* kernel,
   int mode = info.mode.load();
   run->fibers = run->options.force_fibers || info.force_fibers.load() || mode != KernelInfo::loop;
   bool learn = mode == KernelInfo::unknown;
-  auto work = [run, args, learn] {
+  auto work = [run, args = std::move(args), learn] {
     run_kernel(*run);
     if (learn && !run->options.force_fibers) {
       int expected = KernelInfo::unknown;

@@ -46,6 +46,8 @@ T shuffle(unsigned mask, T value, int width, const char* what, const char* file,
 
 }  // namespace ember::sim::detail
 
+// CUDA's own names (reserved in C++): the simulator supplies them for the host compiler.
+// NOLINTBEGIN(bugprone-reserved-identifier)
 template <class T>
 T __shfl_sync(unsigned mask, T var, int src_lane, int width = 32,
               const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
@@ -133,3 +135,4 @@ inline void __syncwarp(unsigned mask = 0xffffffffu, const char* file = __builtin
 // this is not the set of converged lanes a GPU reports: use it for masks, not to detect
 // divergence.
 inline unsigned __activemask() { return ::ember::sim::live_lanes(); }
+// NOLINTEND(bugprone-reserved-identifier)
