@@ -50,10 +50,10 @@ Tensor fit_gradient(const Tensor& g, const Node& producer, size_t index, const N
   if (!meta.has_shape(out.sizes())) {
     try {
       out = sum_to(out, meta.sizes());
-    } catch (const Error&) {
+    } catch (const Error& e) {
       EMBER_ERROR("Function ", producer.name(), " returned an invalid gradient at index ", index,
                   " - got ", shape_str(g.sizes()), " but expected shape compatible with ",
-                  shape_str(meta.sizes()));
+                  shape_str(meta.sizes()), " (", e.what(), ")");
     }
   }
   if (out.dtype() != meta.dtype || out.device() != meta.device)

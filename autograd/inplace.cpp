@@ -105,10 +105,11 @@ Tensor view_positions(const Geometry& t, const Geometry& view) {
 }
 
 Tensor view_backward(const Tensor& grad, const Geometry& input, const Geometry& view) {
-  Tensor index = native::reshape(view_positions(input, view), {-1});
+  // The positions are worked out on the host; the gradient stays on its device.
+  Tensor index = native::to(native::reshape(view_positions(input, view), {-1}), grad.device());
   int64_t numel = 1;
   for (int64_t s : input.sizes) numel *= s;
-  Tensor flat = ember::zeros({numel}, grad.dtype());
+  Tensor flat = ember::zeros({numel}, grad.options());
   return ember::reshape(ember::index_add(flat, 0, index, ember::reshape(grad, {-1})), input.sizes);
 }
 
