@@ -13,8 +13,9 @@
 // - Contiguous: every operand contiguous over the iteration. Each thread handles VEC consecutive
 //   elements with one aligned vector load per input and one vector store -- 128 bits for 4
 //   float32, which is what lets an element-wise kernel reach the device's copy bandwidth. VEC is
-//   4, 2 or 1, the largest that every operand's pointer alignment allows; the last partial
-//   vector of the tensor is done element by element.
+//   4, 2 or 1: the largest that every operand's pointer alignment allows with no vector wider
+//   than 16 bytes (two float64). The last partial vector of the tensor is done element by
+//   element.
 // - Strided: anything else (broadcasts, transposed views, a tensor with storage offset). Each
 //   thread turns its linear index into an offset per operand with the iteration's sizes and
 //   byte strides (OffsetCalculator), in 32-bit arithmetic.
@@ -149,13 +150,17 @@ __global__ void strided_elementwise_kernel(int32_t n, F f, OperandData<N> data,
 
 namespace detail {
 
-// The largest VEC in {4, 2, 1} that every operand's pointer alignment allows.
+// The largest VEC in {4, 2, 1} that every operand's pointer alignment allows, with no vector
+// wider than 16 bytes (a GPU's widest load: 2 doubles, 4 floats).
 template <class F, int N, size_t... I>
 int vector_width(const OperandData<N>& data, std::index_sequence<I...>) {
   using traits = math::function_traits<F>;
   const size_t sizes[] = {sizeof(typename traits::result),
                           sizeof(typename traits::template arg<I>)...};
+  size_t widest = 0;
+  for (size_t s : sizes) widest = s > widest ? s : widest;
   for (int vec : {4, 2}) {
+    if (widest * static_cast<size_t>(vec) > 16) continue;
     bool ok = true;
     for (int k = 0; k < N; ++k)
       ok = ok && reinterpret_cast<uintptr_t>(data.ptr[k]) % (sizes[k] * vec) == 0;
