@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "autograd/ops/shape.h"
+#include "core/allocator.h"
 #include "core/error.h"
+#include "core/ops/copy.h"
 #include "core/ops/factory.h"
 
 namespace ember::data {
@@ -194,8 +196,13 @@ Batch DataLoader::fetch_indices(int64_t epoch, int64_t b,
     for (int64_t i : indices) examples.push_back(dataset_->get(i));
     out = opt_.collate_fn(std::move(examples));
   }
-  // pin_memory: page-locked copies need the CUDA backend; in this CPU-only build the batch is
-  // already in ordinary host memory, which is all a CPU consumer needs.
+  // pin_memory: page-locked copies (on the worker, off the training loop's path) when the CUDA
+  // backend installed the pinned allocator; in a CPU-only build it is only a hint (Note [Pinned
+  // host memory] in core/allocator.h) and the batch stays in ordinary host memory.
+  if (opt_.pin_memory && has_pinned_allocator()) {
+    for (Tensor* t : {&out.data, &out.target, &out.lengths})
+      if (t->defined() && t->is_cpu()) *t = pin_memory(*t);
+  }
   return out;
 }
 

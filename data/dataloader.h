@@ -27,8 +27,9 @@
 // rethrown by the iterator when that batch's turn comes. worker_init_fn(worker_id) runs on
 // each worker thread when it starts.
 //
-// pin_memory: batches are copied into page-locked host memory when ember is built with CUDA
-// (so host-to-device copies can be asynchronous); in a CPU-only build it changes nothing.
+// pin_memory: batches (data, target, lengths) are copied into page-locked host memory by the
+// worker when ember is built with CUDA, so that `batch.data.to(Device::cuda(0), kFloat32,
+// /*non_blocking=*/true)` only queues the copy; in a CPU-only build it changes nothing.
 
 #include <cstdint>
 #include <functional>

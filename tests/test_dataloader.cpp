@@ -273,3 +273,30 @@ TEST_CASE("DataLoader: workers, errors, collation and options", "[data]") {
   for (const data::Batch& b : data::DataLoader(ds, c))
     CHECK(b.data.abs().sum().item<double>() == 0.0);
 }
+
+TEST_CASE("DataLoader: pin_memory pins batches when the CUDA backend is built", "[data][cuda]") {
+  auto ds = std::make_shared<NoisyDataset>(12);
+  for (int64_t workers : {0, 2}) {
+    INFO("num_workers " << workers);
+    data::DataLoaderOptions opt;
+    opt.batch_size = 4;
+    opt.num_workers = workers;
+    opt.pin_memory = true;
+    data::DataLoader pinned(ds, opt);
+    opt.pin_memory = false;
+    data::DataLoader plain(ds, opt);
+    std::vector<std::vector<double>> a, b;
+    for (const data::Batch& batch : pinned) {
+      // Pinned where the backend provides page-locked memory, ordinary memory elsewhere.
+      CHECK(batch.data.is_pinned() == has_pinned_allocator());
+      CHECK(batch.target.is_pinned() == has_pinned_allocator());
+      CHECK(batch.data.is_cpu());
+      a.push_back(values(batch.data));
+    }
+    for (const data::Batch& batch : plain) {
+      CHECK_FALSE(batch.data.is_pinned());
+      b.push_back(values(batch.data));
+    }
+    CHECK(a == b);
+  }
+}
