@@ -197,9 +197,9 @@ Batch DataLoader::fetch_indices(int64_t epoch, int64_t b,
     out = opt_.collate_fn(std::move(examples));
   }
   // pin_memory: page-locked copies (on the worker, off the training loop's path) when the CUDA
-  // backend installed the pinned allocator; in a CPU-only build it is only a hint (Note [Pinned
-  // host memory] in core/allocator.h) and the batch stays in ordinary host memory.
-  if (opt_.pin_memory && has_pinned_allocator()) {
+  // backend installed the pinned allocator and a device is there; otherwise it is only a hint
+  // (Note [Pinned host memory] in core/allocator.h) and the batch stays in ordinary host memory.
+  if (opt_.pin_memory && has_pinned_allocator() && device_count(DeviceType::CUDA) > 0) {
     for (Tensor* t : {&out.data, &out.target, &out.lengths})
       if (t->defined() && t->is_cpu()) *t = pin_memory(*t);
   }

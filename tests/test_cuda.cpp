@@ -234,3 +234,13 @@ TEST_CASE("backward runs on cuda, on the forward's stream, and returns to the in
   CHECK(x.grad().device() == kCPU);
   CHECK(values(x.grad()) == std::vector<double>(12, 3.0));
 }
+
+TEST_CASE("pin_memory without a CUDA device or backend is a clear error", "[cuda]") {
+  if (cuda::is_available()) {
+    WARN("skipped: this machine has a CUDA device (the pinned-memory test above covers it)");
+    return;
+  }
+  CHECK_THROWS_WITH(ones({4}).pin_memory(),
+                    Contains("page-locked") &&
+                        Contains(cuda_is_built() ? "needs a CUDA device" : "built without CUDA"));
+}

@@ -36,6 +36,9 @@ class PinnedAllocator final : public Allocator {
  public:
   using Allocator::allocate;
   DataPtr allocate(size_t nbytes) override {
+    EMBER_CHECK(cuda::device_count() > 0,
+                "pin_memory: page-locked host memory needs a CUDA device, and there is none (",
+                no_device_reason(), ")");
     void* p = host_malloc(nbytes);
     const auto n = static_cast<int64_t>(nbytes);
     const int64_t now = allocated_.fetch_add(n) + n;
