@@ -8,6 +8,8 @@
 // Runtime streams are never destroyed (PyTorch pools its streams the same way), so a Stream value
 // stays valid for the life of the process and copying it costs nothing.
 
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <mutex>
 
@@ -80,6 +82,15 @@ class CUDABackend final : public DeviceBackend {
 };
 
 }  // namespace
+
+// One reading of the environment for both runtimes (Note [Checked CUDA calls]).
+bool launch_blocking() {
+  static const bool on = [] {
+    const char* v = std::getenv("EMBER_CUDA_LAUNCH_BLOCKING");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
 
 NativeStream native_stream(const Stream& stream) {
   EMBER_INTERNAL_ASSERT(stream.device().is_cuda(), "native_stream of ", stream);

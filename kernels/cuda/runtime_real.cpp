@@ -177,14 +177,6 @@ void device_synchronize(int device, const char* op) {
   if (e != cudaSuccess) fail(e, op, "cudaDeviceSynchronize", last_kernel_hint(nullptr));
 }
 
-bool launch_blocking() {
-  static const bool on = [] {
-    const char* v = std::getenv("EMBER_CUDA_LAUNCH_BLOCKING");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return on;
-}
-
 void* device_malloc(int device, size_t bytes) {
   int old = 0;
   check(cudaGetDevice(&old), "cuda allocator", "cudaGetDevice");

@@ -2,8 +2,6 @@
 // kernels/cuda/sim/runtime.h, and the simulator's errors (ember::sim::Error, which names the
 // kernel) become ember::Error naming the ember op too.
 
-#include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <string>
 
@@ -55,14 +53,6 @@ void set_device(int) {}
 
 void device_synchronize(int device, const char* op) {
   forward(op, [&] { sim::device_synchronize(device); });
-}
-
-bool launch_blocking() {
-  static const bool on = [] {
-    const char* v = std::getenv("EMBER_CUDA_LAUNCH_BLOCKING");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return on;
 }
 
 void* device_malloc(int device, size_t bytes) {
