@@ -12,8 +12,6 @@ const std::set<std::string>& cuda_pending_ops() {
       "index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "index",
       "index_put_", "masked_select", "take", "nonzero", "embedding", "one_hot", "cat", "stack",
       "pad", "tril", "triu", "sort", "argsort", "topk",
-      // random numbers on the Philox generator (CUDA I)
-      "rand", "randn", "uniform_", "normal_", "bernoulli_", "bernoulli", "dropout", "dropout2d",
       // GEMM (CUDA II)
       "matmul", "mm", "bmm", "dot", "outer", "addmm", "linear", "bilinear",
       "scaled_dot_product_attention", "multi_head_attention",

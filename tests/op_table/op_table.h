@@ -113,9 +113,9 @@ struct OpInfo {
   // Optional: false for a float64 sample that gradcheck must skip (one sitting on a kink, e.g.
   // ties of max). Say why next to the entry.
   std::function<bool(const Sample&)> grad_sample_ok;
-  // Whether the result on another device must equal the CPU's (check_forward). Only the random
-  // ops say false: their entries check statistics, and a device's generator need only agree
-  // with the CPU's where Note [Philox streams] promises it.
+  // Whether the result on another device must equal the CPU's (check_forward). Every entry
+  // does at present, the random ops included (a generator of the same seed draws the same
+  // numbers on every device: Note [Philox streams]).
   bool compare_across_devices = true;
 };
 
