@@ -19,6 +19,7 @@
 //   algorithms are on (Note [Deterministic algorithms] in core/determinism.h); the float results
 //   then depend on the order the threads run in. Integer sums are exact either way.
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -210,6 +211,24 @@ void launch_scatter_loop(const TensorIter& sub, const IndexAxis& axis, const Dev
                 combine, err);
 }
 
+// Launches scatter_atomic_kernel and returns true if T has an atomicAdd; false otherwise.
+template <class T>
+bool launch_scatter_atomic(const TensorIter& sub, const IndexAxis& axis, const DeviceLoop& loop,
+                           const Scalar& alpha, const Stream& stream, IndexErrorSlot* err) {
+  if constexpr (has_atomic_add<T>) {
+    const int64_t total = sub.numel() * loop.steps;
+    const unsigned blocks = std::min<unsigned>(blocks_for(total, kThreads), kMaxBlocks);
+    launch_kernel("scatter_atomic_kernel", &scatter_atomic_kernel<T>, dim3(blocks), dim3(kThreads),
+                  0, stream, static_cast<int32_t>(sub.numel()), operand_data<3>(sub),
+                  make_offset_calculator<3>(sub), device_axis(axis), loop, alpha.to<opmath_t<T>>(),
+                  err);
+    return true;
+  } else {
+    (void)sub, (void)axis, (void)loop, (void)alpha, (void)stream, (void)err;
+    return false;
+  }
+}
+
 void scatter_cuda(TensorIter& iter, const IndexAxis& axis, const ScatterLoop& loop,
                   ScatterReduce reduce, const Scalar& alpha) {
   DeviceGuard guard(iter.device());
@@ -223,16 +242,9 @@ void scatter_cuda(TensorIter& iter, const IndexAxis& axis, const ScatterLoop& lo
     using T = scalar_t;
     using M = opmath_t<T>;
     for_each_32bit(iter, [&](const TensorIter& sub) {
-      if constexpr (has_atomic_add<T>) {
-        if (reduce == ScatterReduce::Sum && !deterministic && (colliding || loop.steps > 1)) {
-          const int64_t total = sub.numel() * loop.steps;
-          const unsigned blocks = std::min<unsigned>(blocks_for(total, kThreads), kMaxBlocks);
-          launch_kernel("scatter_atomic_kernel", &scatter_atomic_kernel<T>, dim3(blocks),
-                        dim3(kThreads), 0, stream, static_cast<int32_t>(sub.numel()),
-                        operand_data<3>(sub), make_offset_calculator<3>(sub), device_axis(axis),
-                        dloop, alpha.to<M>(), check.slot());
-          return;
-        }
+      if (reduce == ScatterReduce::Sum && !deterministic && (colliding || loop.steps > 1) &&
+          launch_scatter_atomic<T>(sub, axis, dloop, alpha, stream, check.slot())) {
+        return;
       }
       switch (reduce) {
         case ScatterReduce::Assign:

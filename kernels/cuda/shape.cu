@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <vector>
 
 #include "core/ops/shape.h"
 #include "kernels/cuda/common.cuh"

@@ -15,7 +15,9 @@
 // topk sorts the whole line the same way (largest: descending) and writes its first k; sorted
 // = false returns them sorted too (any order is allowed).
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "core/ops/factory.h"
