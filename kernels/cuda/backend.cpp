@@ -8,6 +8,7 @@
 // Runtime streams are never destroyed (PyTorch pools its streams the same way), so a Stream value
 // stays valid for the life of the process and copying it costs nothing.
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -82,6 +83,18 @@ class CUDABackend final : public DeviceBackend {
 };
 
 }  // namespace
+
+int multiprocessor_count(int device) {
+  EMBER_INTERNAL_ASSERT(device >= 0 && device < kMaxDevicesPerType, "multiprocessor_count: device ",
+                        device);
+  static std::atomic<int> counts[kMaxDevicesPerType] = {};  // 0: not looked up yet
+  int n = counts[device].load(std::memory_order_relaxed);
+  if (n == 0) {
+    n = properties(device).multiprocessor_count;
+    counts[device].store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
 
 // One reading of the environment for both runtimes (Note [Checked CUDA calls]).
 bool launch_blocking() {

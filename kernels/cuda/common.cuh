@@ -100,6 +100,19 @@ void launch_kernel(const char* name, void (*kernel)(Params...), dim3 grid, dim3 
   if (launch_blocking()) stream_synchronize(native, name);
 }
 
+// Declares that `kernel` may call a barrier or a warp collective on some launches and not on
+// others (a reduction whose block has one thread skips its shuffles). The simulator then runs it
+// as fibers from its first launch instead of learning its mode from that launch (Note [Loop mode
+// and fiber mode] in kernels/cuda/sim/engine.h); a real build needs nothing.
+template <class... Params>
+void uses_collectives(void (*kernel)(Params...)) {
+#if defined(EMBER_CUDA_SIM)
+  sim::use_fibers(reinterpret_cast<const void*>(kernel));
+#else
+  (void)kernel;
+#endif
+}
+
 // The number of blocks of `threads` covering n items (at least 1; n fits the grid's x limit
 // for every n a 32-bit indexed iteration has).
 inline unsigned blocks_for(int64_t n, int threads) {

@@ -36,6 +36,9 @@ int device_count();
 // Why device_count() is 0 ("no CUDA-capable device is detected"), or empty.
 const char* no_device_reason();
 DeviceProperties properties(int device);
+// properties(device).multiprocessor_count, looked up once per device (cudaGetDeviceProperties
+// takes milliseconds, and kernels size their grids with it on every launch).
+int multiprocessor_count(int device);
 void set_device(int device);
 void device_synchronize(int device, const char* op);
 // Whether EMBER_CUDA_LAUNCH_BLOCKING=1 asks for a synchronisation after every launch.

@@ -81,6 +81,24 @@ EMBER_HOST_DEVICE inline uint32_t philox_word(uint64_t seed, uint64_t offset, ui
   return philox_block(seed, offset + k / 4).w[k % 4];
 }
 
+// a + b * c with two roundings, as the CPU computes it. nvcc would contract the expression into
+// one fma (a single rounding) in device code, and the CUDA kernels' values would then differ
+// from the CPU's in the last bit; the _rn intrinsics are never contracted.
+EMBER_HOST_DEVICE inline float add_mul_rn(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, __fmul_rn(b, c));
+#else
+  return a + b * c;
+#endif
+}
+EMBER_HOST_DEVICE inline double add_mul_rn(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, __dmul_rn(b, c));
+#else
+  return a + b * c;
+#endif
+}
+
 // ---- words -> values --------------------------------------------------------------------------
 // A 64-bit draw from two consecutive words (the first is the low half).
 EMBER_HOST_DEVICE inline uint64_t words_to_u64(uint32_t lo, uint32_t hi) {
@@ -164,10 +182,10 @@ template <class T>
 EMBER_HOST_DEVICE inline T uniform_value(const uint32_t* w, random_acc_t<T> from,
                                          random_acc_t<T> to) {
   if constexpr (std::is_same_v<T, double>) {
-    double v = from + (to - from) * uniform_double(words_to_u64(w[0], w[1]));
+    double v = add_mul_rn(from, to - from, uniform_double(words_to_u64(w[0], w[1])));
     return v < to ? v : from;
   } else {
-    T v = static_cast<T>(from + (to - from) * uniform_float(w[0], UniformBits<T>::value));
+    T v = static_cast<T>(add_mul_rn(from, to - from, uniform_float(w[0], UniformBits<T>::value)));
     return static_cast<float>(v) < to ? v : static_cast<T>(from);
   }
 }

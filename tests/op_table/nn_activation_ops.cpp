@@ -78,7 +78,8 @@ std::vector<Tensor> run_dropout(const Sample& s, Fn fn) {
   const Tensor& x = s.args[0];
   const Shape c = ivals(to_ref(s.args[1]));  // {seed, percent}
   const double p = static_cast<double>(c[1]) / 100.0;
-  Generator g1(static_cast<uint64_t>(c[0])), g2(static_cast<uint64_t>(c[0]));
+  Generator g1(static_cast<uint64_t>(c[0]), x.device()),
+      g2(static_cast<uint64_t>(c[0]), x.device());
   Tensor trained = fn(x, p, true, &g1, false);
   Tensor in_place = fn(x.clone(), p, true, &g2, true);
   Tensor evaluated = fn(x, p, false, nullptr, false);

@@ -84,7 +84,8 @@ std::vector<Sample> batch_norm_samples(DType dt) {
   s.push_back({{r({2, 1}), r({1}), var(1), r({1}), r({1}), params({1, 10})},
                "training, one channel, two values"});
   s.push_back({{r({6, 2, 3}, 100.0, 104.0), Tensor(), Tensor(), r({2}), r({2}), params({1, 10})},
-               "training, mean 100 >> std: needs a two-pass variance"});
+               "training, mean 100 >> std: needs a two-pass variance",
+               /*device_tol_scale=*/16});
   s.push_back({{r({0, 3}), r({3}), var(3), r({3}), r({3}), params({0, 10})}, "eval, empty batch"});
   s.push_back(
       {{r({0, 3, 2}), r({3}), var(3), r({3}), r({3}), params({1, 10})}, "training, empty batch"});
@@ -135,7 +136,8 @@ std::vector<Sample> layer_norm_samples(DType dt) {
   s.push_back({{r({5}), r({5}), r({5}), params({5})}, "1-D input"});
   s.push_back({{r({3, 1}), r({1}), r({1}), params({1})}, "one element per row: the bias"});
   s.push_back({{r({4, 6}, 100.0, 104.0), r({6}), r({6}), params({6})},
-               "mean 100 >> std: needs a two-pass variance"});
+               "mean 100 >> std: needs a two-pass variance",
+               /*device_tol_scale=*/16});
   s.push_back({{r({0, 4}), r({4}), r({4}), params({4})}, "empty batch"});
   return s;
 }
@@ -174,7 +176,8 @@ std::vector<Sample> group_norm_samples(DType dt) {
   s.push_back({{noncontiguous(r({3, 4, 5})), r({4}), r({4}), param(2)}, "non-contiguous input"});
   s.push_back({{r({1, 2, 1}), r({2}), r({2}), param(2)}, "one value per group: the bias"});
   s.push_back({{r({2, 4, 5}, 100.0, 104.0), r({4}), r({4}), param(2)},
-               "mean 100 >> std: needs a two-pass variance"});
+               "mean 100 >> std: needs a two-pass variance",
+               /*device_tol_scale=*/16});
   s.push_back({{r({0, 4, 3}), r({4}), r({4}), param(2)}, "empty batch"});
   return s;
 }

@@ -91,7 +91,8 @@ void check_forward(const OpInfo& op, const std::vector<Device>& devices) {
           INFO("output " << i << " against the cpu result");
           CHECK(dev[i].device() == device);
           CHECK(dev[i].dtype() == got[i].dtype());
-          CHECK(compare(native::to(dev[i], kCPU), to_ref(got[i]), op.tol_scale) == "");
+          CHECK(compare(native::to(dev[i], kCPU), to_ref(got[i]),
+                        op.tol_scale * s.device_tol_scale) == "");
         }
       }
     }

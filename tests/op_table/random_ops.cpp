@@ -6,8 +6,9 @@
 // comparison is as strict as for any other op. Each sample carries:
 //   args[0]  a tensor with the output's shape and dtype (for in-place ops: the tensor to fill,
 //            possibly non-contiguous; it is cloned with its layout before the op runs)
-//   args[1]  float64 {seed, dtype code}: the run seeds a private Generator with `seed`, and the
-//            reference needs the dtype to know the words per element and the rounding.
+//   args[1]  float64 {seed, dtype code}: the run seeds a private Generator of args[0]'s device
+//            with `seed`, and the reference needs the dtype to know the words per element and
+//            the rounding.
 // Statistical properties (means, frequencies, permutations) are in tests/test_random.cpp.
 
 #include <algorithm>
@@ -127,10 +128,17 @@ std::vector<Sample> random_samples(DType dt) {
   return s;
 }
 
-// A fresh tensor with the sample tensor's shape, dtype and layout, for an in-place op.
+// dtype dt on the device of the sample's tensors: each run draws from a generator of that
+// device, so on cuda the op table compares the cuda results with the cpu's element by element
+// (Note [Philox on the device] in kernels/cuda/random.cu).
+TensorOptions on_device_of(const Sample& s, DType dt) {
+  return TensorOptions(dt).device(s.args[0].device());
+}
+
+// A fresh tensor with the sample tensor's shape, dtype, device and layout, for an in-place op.
 Tensor like_layout(const Tensor& t) {
   if (t.is_contiguous()) return t.clone();
-  Tensor base = zeros({t.numel() * 2 + 2}, t.dtype());
+  Tensor base = zeros({t.numel() * 2 + 2}, t.options());
   return base.as_strided(t.sizes(), t.strides(), 0);
 }
 
@@ -166,7 +174,6 @@ constexpr int64_t kWideLow = -(int64_t{1} << 61), kWideHigh = int64_t{1} << 61;
 std::vector<OpInfo> not_differentiable(std::vector<OpInfo> entries) {
   for (OpInfo& e : entries) {
     e.grad = GradSupport::None;
-    e.compare_across_devices = false;
   }
   return entries;
 }
@@ -175,8 +182,8 @@ const OpTableRegistrar reg(not_differentiable({
     OpInfo{"rand", floating_dtypes(), random_samples,
            [](const Sample& s) {
              Config c = config_of(s.args[1]);
-             Generator g(c.seed);
-             Tensor a = rand(s.args[0].sizes(), c.dtype, &g);
+             Generator g(c.seed, s.args[0].device());
+             Tensor a = rand(s.args[0].sizes(), on_device_of(s, c.dtype), &g);
              Tensor b = rand_like(s.args[0], {}, &g);  // continues the stream
              return std::vector<Tensor>{a, b};
            },
@@ -191,8 +198,8 @@ const OpTableRegistrar reg(not_differentiable({
     OpInfo{"randn", floating_dtypes(), random_samples,
            [](const Sample& s) {
              Config c = config_of(s.args[1]);
-             Generator g(c.seed);
-             Tensor a = randn(s.args[0].sizes(), c.dtype, &g);
+             Generator g(c.seed, s.args[0].device());
+             Tensor a = randn(s.args[0].sizes(), on_device_of(s, c.dtype), &g);
              Tensor b = randn_like(s.args[0], {}, &g);
              return std::vector<Tensor>{a, b};
            },
@@ -207,7 +214,7 @@ const OpTableRegistrar reg(not_differentiable({
     OpInfo{"uniform_", floating_dtypes(), random_samples,
            [](const Sample& s) {
              Config c = config_of(s.args[1]);
-             Generator g(c.seed);
+             Generator g(c.seed, s.args[0].device());
              Tensor self = like_layout(s.args[0]);
              const Tensor& ret = self.uniform_(-2.0, 3.0, &g);
              EMBER_CHECK(ret.is_same(self), "uniform_ must return self");
@@ -222,7 +229,7 @@ const OpTableRegistrar reg(not_differentiable({
     OpInfo{"normal_", floating_dtypes(), random_samples,
            [](const Sample& s) {
              Config c = config_of(s.args[1]);
-             Generator g(c.seed);
+             Generator g(c.seed, s.args[0].device());
              Tensor self = like_layout(s.args[0]);
              self.normal_(1.5, 0.5, &g);
              return std::vector<Tensor>{self};
@@ -237,7 +244,7 @@ const OpTableRegistrar reg(not_differentiable({
     OpInfo{"bernoulli_", all_dtypes(), random_samples,
            [](const Sample& s) {
              Config c = config_of(s.args[1]);
-             Generator g(c.seed);
+             Generator g(c.seed, s.args[0].device());
              Tensor self = like_layout(s.args[0]);
              self.bernoulli_(0.3, &g);
              return std::vector<Tensor>{self};
@@ -262,7 +269,7 @@ const OpTableRegistrar reg(not_differentiable({
            },
            [](const Sample& s) {
              Config c = config_of(s.args[1]);
-             Generator g(c.seed);
+             Generator g(c.seed, s.args[0].device());
              return std::vector<Tensor>{bernoulli(s.args[0], &g)};
            },
            [](const Refs& r) {
@@ -276,11 +283,13 @@ const OpTableRegistrar reg(not_differentiable({
     OpInfo{"randint", all_dtypes(), random_samples,
            [](const Sample& s) {
              Config c = config_of(s.args[1]);
-             Generator g(c.seed);
+             Generator g(c.seed, s.args[0].device());
              auto [low, high] = randint_range(c.dtype);
-             std::vector<Tensor> out{randint(low, high, s.args[0].sizes(), c.dtype, &g)};
+             std::vector<Tensor> out{
+                 randint(low, high, s.args[0].sizes(), on_device_of(s, c.dtype), &g)};
              if (c.dtype == kInt64)
-               out.push_back(randint(kWideLow, kWideHigh, s.args[0].sizes(), {}, &g));
+               out.push_back(
+                   randint(kWideLow, kWideHigh, s.args[0].sizes(), on_device_of(s, kInt64), &g));
              return out;
            },
            [](const Refs& r) {
@@ -311,8 +320,8 @@ const OpTableRegistrar reg(not_differentiable({
            },
            [](const Sample& s) {
              Config c = config_of(s.args[1]);
-             Generator g(c.seed);
-             return std::vector<Tensor>{randperm(s.args[0].numel(), c.dtype, &g)};
+             Generator g(c.seed, s.args[0].device());
+             return std::vector<Tensor>{randperm(s.args[0].numel(), on_device_of(s, c.dtype), &g)};
            },
            [](const Refs& r) {
              // Indices sorted by (64-bit key of the element, index).

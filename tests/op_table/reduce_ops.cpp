@@ -294,7 +294,14 @@ OpInfo scan_entry(const std::string& name, bool is_prod) {
   info.name = name;
   info.dtypes = all_dtypes();
   info.samples = [is_prod](DType dt) {
-    if (!is_prod) return reduce_samples(dt, -2, 2);
+    if (!is_prod) {
+      std::vector<Sample> s = reduce_samples(dt, -2, 2);
+      // A device scans a line in tiles (Note [Two scan layouts] in kernels/cuda/scan.cu): two
+      // float64 cumsums of 70000 values agree to ~2000 eps of (1 + |partial sum|).
+      if (dt == kFloat64)
+        for (Sample& x : s) x.device_tol_scale = 16;
+      return s;
+    }
     std::vector<Sample> s = reduce_samples(dt, -1.5, 2, false);
     s.insert(s.begin(), zeros_sample(dt));  // first: gradgradcheck covers it too
     return s;
