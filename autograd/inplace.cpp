@@ -133,11 +133,12 @@ class CopySlices final : public Node {
   Tensors apply(Tensors&& grads) override {
     const Tensor& g = grads[0];
     Tensor flat = ember::reshape(g, {-1});
-    Tensor index = native::reshape(positions_, {-1});
+    // The positions are worked out on the host; the gradient stays on its device.
+    Tensor index = native::to(native::reshape(positions_, {-1}), g.device());
     // Inside the view's region the old value was overwritten: its gradient is the op's.
     Tensor slice_grad = ember::reshape(ember::index_select(flat, 0, index), positions_.sizes());
-    Tensor keep = ember::ones({g.numel()}, g.dtype());
-    native::index_put_(keep, {index}, ember::zeros({index.numel()}, g.dtype()), false);
+    Tensor keep = ember::ones({g.numel()}, g.options());
+    native::index_put_(keep, {index}, ember::zeros({index.numel()}, g.options()), false);
     Tensors out;
     out.push_back(ember::reshape(ember::mul(flat, keep), g.sizes()));
     Tensors fn_grads = fn_->apply({slice_grad});

@@ -10,6 +10,7 @@
 #include "autograd/ops/ops.h"
 #include "core/allocator.h"
 #include "core/cuda.h"
+#include "core/determinism.h"
 #include "core/device.h"
 #include "core/dtype.h"
 #include "core/error.h"

@@ -6,6 +6,7 @@
 #include "core/ops/index.h"
 #include "core/ops/index_utils.h"
 #include "core/ops/view.h"
+#include "core/stream.h"
 #include "core/tensor_iter.h"
 
 namespace ember {
@@ -35,6 +36,7 @@ Tensor index_select_impl(const Tensor& self, int64_t dim, const Tensor& index, c
   for (int64_t d = dim + 1; d < self.dim(); ++d) inner *= self.size(d);
   const int64_t row_bytes = inner * static_cast<int64_t>(self.element_size());
   if (self.is_contiguous() && index.is_contiguous() && row_bytes >= kMinRowBytes) {
+    DeviceGuard guard(self.device());  // the stub sees raw pointers: this is their device
     index_select_rows_stub(self.device().type, static_cast<char*>(out.data_ptr()),
                            static_cast<const char*>(self.data_ptr()), index.data_ptr<int64_t>(), n,
                            outer, row_bytes, axis);

@@ -8,6 +8,7 @@
 #include "core/ops/factory.h"
 #include "core/ops/index.h"
 #include "core/ops/view.h"
+#include "core/stream.h"
 
 namespace ember {
 
@@ -78,6 +79,7 @@ Tensor native::cat(const std::vector<Tensor>& tensors, int64_t dim) {
       if (is_legacy_empty(t) || t.numel() == 0) continue;
       inputs.push_back({static_cast<const char*>(t.data_ptr()), t.numel() / outer * item});
     }
+    DeviceGuard guard(device);  // the stub sees raw pointers: this is their device
     cat_stub(device.type, static_cast<char*>(out.data_ptr()), outer, out.numel() / outer * item,
              inputs);
     return out;
@@ -367,6 +369,7 @@ Tensor trilu(const Tensor& self, int64_t diagonal, bool upper, const char* op) {
   Tensor out = empty(self.sizes(), self.options());
   if (out.numel() == 0) return out;
   const int64_t rows = self.size(-2), cols = self.size(-1);
+  DeviceGuard guard(self.device());  // the stub sees raw pointers: this is their device
   trilu_stub(self.device().type, static_cast<char*>(out.data_ptr()),
              static_cast<const char*>(src.data_ptr()), out.numel() / (rows * cols), rows, cols,
              static_cast<int64_t>(self.element_size()), diagonal, upper);
