@@ -72,6 +72,39 @@ __global__ void shared_var_ops(int* out) {
   }
 }
 
+// Declares 48 shared variables after `first`, each a site the process has not seen before on
+// its first launch, while `first` (a reference to its slot) stays in use: the simulator adds
+// slots as sites appear, and must not move the ones a running kernel holds.
+#define EMBER_TEST_DECLARE(n)  \
+  EMBER_SHARED_VAR(int, v##n); \
+  v##n = n;                    \
+  sum += v##n;
+#define EMBER_TEST_DECLARE8(a) \
+  EMBER_TEST_DECLARE(a##0)     \
+  EMBER_TEST_DECLARE(a##1)     \
+  EMBER_TEST_DECLARE(a##2)     \
+  EMBER_TEST_DECLARE(a##3)     \
+  EMBER_TEST_DECLARE(a##4)     \
+  EMBER_TEST_DECLARE(a##5)     \
+  EMBER_TEST_DECLARE(a##6)     \
+  EMBER_TEST_DECLARE(a##7)
+__global__ void many_shared_sites(int* out) {
+  EMBER_SHARED_VAR(int, first);
+  first = 1000;
+  int sum = 0;
+  EMBER_TEST_DECLARE8(1)
+  EMBER_TEST_DECLARE8(2)
+  EMBER_TEST_DECLARE8(3)
+  EMBER_TEST_DECLARE8(4)
+  EMBER_TEST_DECLARE8(5)
+  EMBER_TEST_DECLARE8(6)
+  first += 1;
+  out[0] = first;
+  out[1] = sum;
+}
+#undef EMBER_TEST_DECLARE8
+#undef EMBER_TEST_DECLARE
+
 }  // namespace
 
 TEST_CASE("dynamic shared memory of several sizes", "[cuda][sim][shared]") {
@@ -156,4 +189,17 @@ TEST_CASE("a shared variable's compound operators", "[cuda][sim][shared]") {
   launch({"shared_var_ops", dim3(1), dim3(4)}, shared_var_ops, out.data());
   REQUIRE(sim_test::sync_error() == "");
   CHECK(out[0] == 16);  // (5 + 3) * 2, + 1, - 1
+}
+
+TEST_CASE("shared arrays declared later in a kernel leave the earlier ones in place",
+          "[cuda][sim][shared]") {
+  sim_test::ScopedOptions scoped(sim_test::base_options());
+  std::vector<int> out(2, 0);
+  launch({"many_shared_sites", dim3(1), dim3(1)}, many_shared_sites, out.data());
+  REQUIRE(sim_test::sync_error() == "");
+  CHECK(out[0] == 1001);
+  int want = 0;
+  for (int a = 1; a <= 6; ++a)
+    for (int b = 0; b < 8; ++b) want += a * 10 + b;
+  CHECK(out[1] == want);
 }

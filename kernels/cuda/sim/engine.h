@@ -140,7 +140,9 @@ struct Worker {
   FiberContext scheduler;
   std::vector<Stack> stacks;
   std::vector<FiberThread> threads;
-  std::vector<SharedSlot> slots;  // by SharedSite id
+  // By SharedSite id. A deque: a kernel holds references to its slots (through its shared
+  // arrays) while a later declaration in it adds slots, which must not move the earlier ones.
+  std::deque<SharedSlot> slots;
   SharedSlot dynamic;
   uint32_t epoch = 0;
   uint64_t block_serial = 0;

@@ -78,7 +78,7 @@ void prepare_shared(Block& b) {
 
 SharedSlot& shared_slot(const SharedSite& site, size_t bytes, size_t align) {
   Block& b = current_block(site.name);
-  std::vector<SharedSlot>& slots = b.worker->slots;
+  std::deque<SharedSlot>& slots = b.worker->slots;
   auto id = static_cast<size_t>(site_id(site));
   if (slots.size() <= id) slots.resize(id + 1);
   SharedSlot& slot = slots[id];
