@@ -14,6 +14,7 @@
 
 #include "core/ops/factory.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/math/binary.h"
 #include "kernels/math/convert.h"
 
 namespace ember::kernels::cpu {
@@ -146,22 +147,8 @@ void scatter_kernel(TensorIter& iter, const IndexAxis& axis, const ScatterLoop& 
 
 // iter = (self, self, count): self / count where count > 0, rounding down for integers.
 void scatter_mean_kernel(TensorIter& iter) {
-  EMBER_DISPATCH_NUMERIC(iter.dtype(0), "scatter_reduce", [&] {
-    using T = scalar_t;
-    using M = opmath_t<T>;
-    cpu_kernel(iter, [](T v, int64_t count) -> T {
-      if (count <= 0) return v;
-      if constexpr (std::is_integral_v<M>) {
-        // int8 is a signed char: the cast keeps its sign, which is meant here.
-        const int64_t x = static_cast<int64_t>(v);  // NOLINT(bugprone-signed-char-misuse)
-        int64_t q = x / count;
-        if (x % count != 0 && x < 0) --q;  // floor, not truncation
-        return static_cast<T>(q);
-      } else {
-        return math::convert<T>(static_cast<M>(v) / static_cast<M>(count));
-      }
-    });
-  });
+  EMBER_DISPATCH_NUMERIC(iter.dtype(0), "scatter_reduce",
+                         [&] { cpu_kernel(iter, math::ScatterMeanOp<scalar_t>{}); });
 }
 
 // iter = (offset out, offset in, index): out = in + checked(index) * axis.stride.

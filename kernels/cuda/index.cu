@@ -30,6 +30,7 @@
 #include "core/ops/softmax.h"
 #include "kernels/cuda/indexing.cuh"
 #include "kernels/cuda/scan.cuh"
+#include "kernels/math/binary.h"
 #include "kernels/math/convert.h"
 
 namespace ember::kernels::cuda {
@@ -268,27 +269,10 @@ void scatter_cuda(TensorIter& iter, const IndexAxis& axis, const ScatterLoop& lo
   check.raise_if_bad(axis);
 }
 
-// self / count where count > 0, rounding down for integers (the CPU's scatter_mean_kernel).
-template <class T>
-struct MeanOp {
-  EMBER_HOST_DEVICE T operator()(T v, int64_t count) const {
-    using M = opmath_t<T>;
-    if (count <= 0) return v;
-    if constexpr (std::is_integral_v<M>) {
-      const auto x = static_cast<int64_t>(v);
-      int64_t q = x / count;
-      if (x % count != 0 && x < 0) --q;  // floor, not truncation
-      return static_cast<T>(q);
-    } else {
-      return math::convert<T>(static_cast<M>(v) / static_cast<M>(count));
-    }
-  }
-};
-
 void scatter_mean_cuda(TensorIter& iter) {
   DeviceGuard guard(iter.device());
   EMBER_DISPATCH_NUMERIC(iter.dtype(0), "scatter_reduce",
-                         [&] { gpu_kernel(iter, MeanOp<scalar_t>{}); });
+                         [&] { gpu_kernel(iter, math::ScatterMeanOp<scalar_t>{}); });
 }
 
 // ---- advanced-indexing offsets ---------------------------------------------------------------

@@ -78,7 +78,8 @@ __global__ void bitonic_sort_shared_kernel(Lines lines, bool descending) {
   int32_t off[3];
   lines.calc.offsets(static_cast<int32_t>(blockIdx.x), off);
   const char* self = lines.data.ptr[2] + off[2];
-  for (int i = threadIdx.x; i < P; i += blockDim.x) {
+  const int tid = static_cast<int>(threadIdx.x), threads = static_cast<int>(blockDim.x);
+  for (int i = tid; i < P; i += threads) {
     keys[i] = i < lines.n
                   ? static_cast<K>(*reinterpret_cast<const T*>(self + i * lines.self_stride))
                   : K(0);
@@ -87,7 +88,7 @@ __global__ void bitonic_sort_shared_kernel(Lines lines, bool descending) {
   __syncthreads();
   for (int size = 2; size <= P; size <<= 1) {
     for (int half = size >> 1; half > 0; half >>= 1) {
-      for (int t = threadIdx.x; t < P / 2; t += blockDim.x) {
+      for (int t = tid; t < P / 2; t += threads) {
         const int a = 2 * half * (t / half) + t % half, b = a + half;
         const bool up = (a & size) == 0;  // this run ends ascending in the output order
         const K ka = keys[a], kb = keys[b];
@@ -106,7 +107,7 @@ __global__ void bitonic_sort_shared_kernel(Lines lines, bool descending) {
   }
   char* values = lines.data.ptr[0] + off[0];
   char* indices = lines.data.ptr[1] + off[1];
-  for (int i = threadIdx.x; i < lines.k; i += blockDim.x) {
+  for (int i = tid; i < lines.k; i += threads) {
     *reinterpret_cast<T*>(values + i * lines.values_stride) =
         math::convert<T>(static_cast<K>(keys[i]));
     *reinterpret_cast<int64_t*>(indices + i * lines.indices_stride) = static_cast<int32_t>(pos[i]);

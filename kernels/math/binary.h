@@ -7,9 +7,11 @@
 // trap). INT_MIN / -1 wraps instead of trapping.
 
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 
 #include "core/dtype.h"
+#include "kernels/math/convert.h"
 #include "kernels/math/unary.h"
 
 namespace ember::kernels::math {
@@ -307,6 +309,25 @@ struct ThresholdBackwardOp {
   EMBER_HOST_DEVICE T operator()(T grad, T output) const {
     using M = opmath_t<T>;
     return select(static_cast<M>(output) > threshold, grad, static_cast<T>(M(0)));
+  }
+};
+
+// scatter_reduce's "mean": an accumulated sum v over count > 0 contributions (count <= 0: v
+// unchanged), rounding down for integers.
+template <class T>
+struct ScatterMeanOp {
+  EMBER_HOST_DEVICE T operator()(T v, int64_t count) const {
+    using M = opmath_t<T>;
+    if (count <= 0) return v;
+    if constexpr (std::is_integral_v<M>) {
+      // int8 is a signed char: the cast keeps its sign, which is meant here.
+      const int64_t x = static_cast<int64_t>(v);  // NOLINT(bugprone-signed-char-misuse)
+      int64_t q = x / count;
+      if (x % count != 0 && x < 0) --q;  // floor, not truncation
+      return static_cast<T>(q);
+    } else {
+      return convert<T>(static_cast<M>(v) / static_cast<M>(count));
+    }
   }
 };
 
