@@ -2,6 +2,7 @@
 // bfloat16 in every layout against a float64 reference, element-wise work on fragments, and the
 // errors of bad ldm, misaligned pointers, partial warps and lanes that disagree.
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
