@@ -39,3 +39,7 @@ fi
 ./build-gpu/bench/bench_cuda > "$OUT/bench_cuda.txt" 2>&1
 log "bench_cuda: exit $?"
 cat "$OUT/bench_cuda.txt" | tee -a "$OUT/summary.txt"
+
+./build-gpu/bench/bench_gemm_cuda > "$OUT/bench_gemm_cuda.txt" 2>&1
+log "bench_gemm_cuda: exit $?"
+cat "$OUT/bench_gemm_cuda.txt" | tee -a "$OUT/summary.txt"

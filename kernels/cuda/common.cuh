@@ -46,9 +46,11 @@ struct SharedArrayType<T, D0, Rest...> {
 };
 }  // namespace ember::kernels::cuda::detail
 
-// T name[d0][d1]... in shared memory.
+// T name[d0][d1]... in shared memory, 32-byte aligned as WMMA's loads and stores need (the
+// simulator aligns its slots alike: Note [Shared memory in the simulator]).
 #define EMBER_SHARED_ARRAY(T, name, ...) \
-  __shared__ typename ::ember::kernels::cuda::detail::SharedArrayType<T, __VA_ARGS__>::type name
+  __shared__ __align__(32)               \
+      typename ::ember::kernels::cuda::detail::SharedArrayType<T, __VA_ARGS__>::type name
 #define EMBER_SHARED_VAR(T, name) __shared__ T name
 // The launch's dynamic shared memory, seen as T* (16-byte aligned).
 #define EMBER_DYNAMIC_SHARED(T, name)                                  \

@@ -2,6 +2,7 @@
 // bfloat16 in every layout against a float64 reference, element-wise work on fragments, and the
 // errors of bad ldm, misaligned pointers, partial warps and lanes that disagree.
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -150,6 +151,46 @@ __global__ void lanes_disagree(const __half* a) {
   wmma::load_matrix_sync(fb, a, threadIdx.x < 16 ? 16u : 32u);
 }
 
+// Loads A and B fragments from static shared tiles (declared between arrays of odd sizes, so an
+// allocator's 16-byte alignment would leave some of them off a 32-byte boundary), multiplies
+// them and stores the product from a shared tile. out: (16, 16) = a (16, 16) @ b (16, 16).
+__global__ void shared_tiles(const __half* a, const __half* b, float* out, unsigned* misaligned) {
+  EMBER_SHARED_ARRAY(char, pad0, 3);
+  EMBER_SHARED_ARRAY(__half, ta, 16, 16);
+  EMBER_SHARED_ARRAY(char, pad1, 5);
+  EMBER_SHARED_ARRAY(__half, tb, 16, 16);
+  EMBER_SHARED_ARRAY(__half, pad2, 24);
+  EMBER_SHARED_ARRAY(float, tc, 16, 16);
+  EMBER_SHARED_ARRAY(char, pad3, 17);
+  EMBER_SHARED_ARRAY(float, td, 4, 4);
+  const unsigned lane = threadIdx.x;
+  if (lane == 0) {
+    pad0[0] = 0;
+    pad1[0] = 0;
+    pad2[0] = __float2half(0.0f);
+    pad3[0] = 0;
+    const void* tiles[] = {&ta[0][0], &tb[0][0], &tc[0][0], &td[0][0], &pad2[0]};
+    unsigned bad = 0;
+    for (const void* t : tiles) bad += reinterpret_cast<std::uintptr_t>(t) % 32 != 0;
+    *misaligned = bad;
+  }
+  for (unsigned i = lane; i < 256; i += 32) {
+    ta[i / 16][i % 16] = a[i];
+    tb[i / 16][i % 16] = b[i];
+  }
+  __syncthreads();
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::fill_fragment(acc, 0.0f);
+  wmma::load_matrix_sync(fa, &ta[0][0], 16);
+  wmma::load_matrix_sync(fb, &tb[0][0], 16);
+  wmma::mma_sync(acc, fa, fb, acc);
+  wmma::store_matrix_sync(&tc[0][0], acc, 16, wmma::mem_row_major);
+  __syncthreads();
+  for (unsigned i = lane; i < 256; i += 32) out[i] = tc[i / 16][i % 16];
+}
+
 std::string run_error(const char* name, void (*kernel)(const __half*, unsigned), const __half* p,
                       unsigned ldm, dim3 block = dim3(32)) {
   launch({name, dim3(1), block}, kernel, p, ldm);
@@ -254,4 +295,34 @@ TEST_CASE("wmma: a partial warp and lanes that disagree are errors", "[cuda][sim
   const std::string disagree = sim_test::sync_error();
   INFO(disagree);
   CHECK(disagree.find("disagree on the pointer, ldm or layout") != std::string::npos);
+}
+
+TEST_CASE("wmma: fragments load from and store to static shared tiles (32-byte aligned slots)",
+          "[cuda][sim][wmma][shared]") {
+  sim_test::ScopedOptions scoped(sim_test::base_options());
+  std::vector<__half> a(256), b(256);
+  for (int i = 0; i < 256; ++i) {
+    a[i] = __float2half(static_cast<float>(i % 5 - 2));
+    b[i] = __float2half(static_cast<float>(i % 3 - 1));
+  }
+  DeviceBuffer<__half> da(256), db(256);
+  DeviceBuffer<float> dout(256);
+  DeviceBuffer<unsigned> misaligned(1);
+  da.upload(a);
+  db.upload(b);
+  for (int run = 0; run < 3; ++run) {  // later blocks reuse the worker's slots
+    launch({"shared_tiles", dim3(2), dim3(32)}, shared_tiles, da.get(), db.get(), dout.get(),
+           misaligned.get());
+    REQUIRE(sim_test::sync_error() == "");
+    CHECK(misaligned.download()[0] == 0);
+    const std::vector<float> out = dout.download();
+    for (int i = 0; i < 16; ++i) {
+      for (int j = 0; j < 16; ++j) {
+        float ref = 0;
+        for (int p = 0; p < 16; ++p)
+          ref += __half2float(a[i * 16 + p]) * __half2float(b[p * 16 + j]);
+        CHECK(out[i * 16 + j] == ref);
+      }
+    }
+  }
 }

@@ -41,12 +41,14 @@ std::string describe(const SharedSlot& slot) {
 }
 
 // Gives `slot` exactly `bytes` of heap memory (a new allocation when the size changes, so
-// ASan's redzone starts at its end) and the shadow racecheck needs.
+// ASan's redzone starts at its end) and the shadow racecheck needs. Every slot starts on a
+// kSlotAlignment boundary, or alignof(T)'s when larger (Note [Shared memory in the simulator]).
 void size_slot(SharedSlot& slot, size_t bytes, size_t align, bool racecheck) {
-  if (slot.data == nullptr || slot.bytes != bytes) {
+  const size_t a = align < kSlotAlignment ? kSlotAlignment : align;
+  if (slot.data == nullptr || slot.bytes != bytes ||
+      reinterpret_cast<std::uintptr_t>(slot.data) % a != 0) {
     std::free(slot.data);
     void* p = nullptr;
-    size_t a = align < 16 ? 16 : align;
     if (posix_memalign(&p, a, bytes ? bytes : 1) != 0) fail("simulator: out of host memory");
     slot.data = static_cast<char*>(p);
     slot.bytes = bytes;

@@ -16,6 +16,11 @@
 // write goes through an always-inline SharedRef that, when racecheck is on, reports the access
 // to the shadow (Note [Racecheck] in shared.cpp).
 //
+// Every slot, static or dynamic, starts on a kSlotAlignment (32-byte) boundary, or alignof(T)'s
+// when larger: WMMA's load_matrix_sync / store_matrix_sync need 32-byte aligned pointers, so a
+// tile in shared memory must be usable as `&tile[0][0]` (in a real build EMBER_SHARED_ARRAY
+// declares the array __align__(32) for the same reason; kernels/cuda/common.cuh).
+//
 // Limits: a raw pointer taken from them (`&tile[0][0]`, a SharedPtr converted to T*) bypasses
 // the checks, as do atomics; element types are scalars, __half and __nv_bfloat16 (read a
 // struct whole: `T v = name[i];`). Passing an element to a function template may need a cast
@@ -31,6 +36,9 @@
 #include "kernels/cuda/sim/engine.h"
 
 namespace ember::sim::detail {
+
+// The least alignment of a shared-memory slot (the 32 bytes WMMA's loads and stores need).
+constexpr size_t kSlotAlignment = 32;
 
 // One EMBER_SHARED_* declaration in a kernel's source (a function-local static).
 struct SharedSite {

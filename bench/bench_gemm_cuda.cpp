@@ -1,0 +1,117 @@
+// ember's CUDA GEMM against cuBLAS (Note [GEMM backends] in core/cuda_gemm.h): SGEMM and
+// bfloat16 GEMM (WMMA, float32 accumulation) at 1024, 2048, 4096 and 8192 in GFLOP/s and as a
+// ratio to cuBLAS, then every rung of the ladder (Note [The GEMM ladder] in
+// kernels/cuda/gemm.cuh) at 4096, llm.c dev/cuda style. Each contender is validated against
+// cuBLAS first, then timed with events as the median of several runs. Real GPUs only: a
+// simulated or CPU-only build prints "skipped". Targets on an H200: SGEMM >= 0.9x cuBLAS,
+// bfloat16 >= 0.7x with WMMA.
+//
+//   ./build-gpu/bench/bench_gemm_cuda [max size, default 8192]
+
+#include <ember/ember.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "core/cuda.h"
+#include "core/cuda_gemm.h"
+
+using namespace ember;
+
+namespace {
+
+// Median milliseconds of one call of fn (after a warm-up), over `rounds` event-timed runs.
+double time_ms(const std::function<void()>& fn, int rounds) {
+  fn();
+  cuda::synchronize();
+  std::vector<double> ms;
+  for (int r = 0; r < rounds; ++r) {
+    Event start(DeviceType::CUDA, true), stop(DeviceType::CUDA, true);
+    start.record();
+    fn();
+    stop.record();
+    stop.synchronize();
+    ms.push_back(start.elapsed_ms(stop));
+  }
+  return bench::median(ms);
+}
+
+// Runs matmul(a, b) with the backend / variant given; returns its median ms.
+double run(const Tensor& a, const Tensor& b, cuda::GemmBackend backend, int variant, int rounds,
+           Tensor* result = nullptr) {
+  cuda::set_gemm_backend(backend);
+  cuda::set_gemm_variant(variant);
+  Tensor out;
+  const double ms = time_ms([&] { out = matmul(a, b); }, rounds);
+  if (result != nullptr) *result = out;
+  cuda::set_gemm_variant(0);
+  return ms;
+}
+
+double gflops(int64_t n, double ms) { return 2.0 * n * n * n / (ms * 1e-3) / 1e9; }
+
+// Max |x - y| / max |y|.
+double rel_error(const Tensor& x, const Tensor& y) {
+  const Tensor xf = x.to(kFloat32), yf = y.to(kFloat32);
+  return (xf - yf).abs().max().item<float>() / std::max(1e-30f, yf.abs().max().item<float>());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!cuda::is_available() || cuda::is_simulated()) {
+    std::printf("bench_gemm_cuda: skipped (%s)\n",
+                cuda::is_simulated() ? "the simulator's timings never stand for GPU speed"
+                                     : "no CUDA device");
+    return 0;
+  }
+  const int64_t max_n = argc > 1 ? std::atoll(argv[1]) : 8192;
+  std::printf("GEMM on %s (C = A @ B, row-major, GFLOP/s; ratio = ember / cuBLAS)\n",
+              cuda::get_device_properties().name.c_str());
+  std::printf("%-10s %6s %12s %12s %7s %10s\n", "dtype", "n", "ember", "cublas", "ratio",
+              "rel.err");
+  for (DType dt : {kFloat32, kBFloat16}) {
+    for (int64_t n : {1024, 2048, 4096, 8192}) {
+      if (n > max_n) continue;
+      const Tensor a = randn({n, n}).to(dt).cuda(), b = randn({n, n}).to(dt).cuda();
+      const int rounds = n >= 8192 ? 3 : 7;
+      Tensor ref, mine;
+      const double cublas_ms = run(a, b, cuda::GemmBackend::cublas, 0, rounds, &ref);
+      const double ember_ms = run(a, b, cuda::GemmBackend::ember, 0, rounds, &mine);
+      std::printf("%-10s %6lld %12.0f %12.0f %7.2f %10.2e\n", dtype_name(dt),
+                  static_cast<long long>(n), gflops(n, ember_ms), gflops(n, cublas_ms),
+                  cublas_ms / ember_ms, rel_error(mine, ref));
+    }
+  }
+  const int64_t n = std::min<int64_t>(4096, max_n);
+  std::printf("\nthe ladder at %lld (Note [The GEMM ladder])\n", static_cast<long long>(n));
+  std::printf("%-10s %-28s %12s %7s %10s\n", "dtype", "variant", "GFLOP/s", "ratio", "rel.err");
+  const char* names[] = {"",
+                         "1 naive",
+                         "2 shared-memory tiles",
+                         "3 register blocking",
+                         "4 float4 loads",
+                         "5 double buffering",
+                         "6 WMMA tensor cores"};
+  for (DType dt : {kFloat32, kBFloat16}) {
+    const Tensor a = randn({n, n}).to(dt).cuda(), b = randn({n, n}).to(dt).cuda();
+    Tensor ref;
+    const double cublas_ms = run(a, b, cuda::GemmBackend::cublas, 0, 5, &ref);
+    std::printf("%-10s %-28s %12.0f %7.2f %10s\n", dtype_name(dt), "cuBLAS", gflops(n, cublas_ms),
+                1.0, "-");
+    for (int v = 1; v <= (dt == kFloat32 ? 5 : 6); ++v) {
+      Tensor mine;
+      const double ms = run(a, b, cuda::GemmBackend::ember, v, v == 1 ? 3 : 5, &mine);
+      std::printf("%-10s %-28s %12.0f %7.2f %10.2e\n", dtype_name(dt), names[v], gflops(n, ms),
+                  cublas_ms / ms, rel_error(mine, ref));
+    }
+  }
+  cuda::set_gemm_backend(cuda::GemmBackend::ember);
+  return 0;
+}

@@ -1,0 +1,64 @@
+#pragma once
+// Which kernel runs a GEMM on a cuda device (every matmul-family op: matmul, mm, bmm, addmm,
+// linear, dot, outer and the ops built on them), as torch.backends.cudnn.benchmark chooses
+// convolutions:
+//
+//   ember::cuda::set_gemm_backend(ember::cuda::GemmBackend::cublas);  // or EMBER_GEMM=cublas
+//   ember::cuda::set_gemm_variant(3);  // ember's ladder, rung 3 (or EMBER_GEMM_VARIANT=3)
+//
+// Note [GEMM backends]
+// - ember (the default; EMBER_GEMM=ember): ember's hand-written kernels (kernels/cuda/gemm.cuh,
+//   the ladder of Note [The GEMM ladder]): variant 5 for every SIMT dtype, variant 6 (WMMA
+//   tensor cores, float32 accumulation) for float16 and bfloat16. set_gemm_variant(v) forces
+//   rung v (1..5 for every dtype, 6 only for float16/bfloat16); 0 restores the default.
+// - cublas (EMBER_GEMM=cublas): cuBLAS's cublasGemmStridedBatchedEx, the reference, in real
+//   builds only (a simulated build raises an ember::Error saying so). Integer dtypes, and
+//   layouts cuBLAS cannot express (a matrix with no unit stride, a batch of more than one
+//   strided dim), run ember's kernel instead.
+// - auto (EMBER_GEMM=auto): the first GEMM of each (dtype, m, n, k, batch, operand layouts)
+//   times every candidate -- the ladder's variants for the dtype, and cuBLAS in real builds --
+//   with events (one warm-up and three timed runs each, into a scratch output), caches the
+//   fastest and prints one line to stderr naming it; later GEMMs of that key run the choice.
+//   None of ember's GEMM kernels splits k or uses atomics, so every candidate is deterministic
+//   (cuBLAS's default GEMM algorithms too) and deterministic mode (core/determinism.h) excludes
+//   none of them.
+// The environment variables are read once, at the first GEMM or query; the setters override
+// them. A bad value is an Error naming it.
+
+#include <string>
+#include <vector>
+
+namespace ember::cuda {
+
+enum class GemmBackend { ember, cublas, autotune };
+
+// "ember", "cublas" or "auto".
+const char* gemm_backend_name(GemmBackend backend);
+// The backend in use (EMBER_GEMM's, until set_gemm_backend).
+GemmBackend gemm_backend();
+void set_gemm_backend(GemmBackend backend);
+// By name: "ember", "cublas" or "auto" (anything else is an Error).
+void set_gemm_backend(const std::string& name);
+
+// The forced rung of ember's ladder (0: the default per dtype; EMBER_GEMM_VARIANT's until set).
+int gemm_variant();
+void set_gemm_variant(int variant);
+
+// What EMBER_GEMM=auto chose so far: key "float32 129x65x33 batch 1 a:N b:T c:N", choice
+// "ember:5" or "cublas", and the chosen candidate's time in milliseconds.
+struct GemmChoice {
+  std::string key;
+  std::string choice;
+  double ms = 0;
+};
+std::vector<GemmChoice> gemm_autotune_choices();
+// Forgets every choice (the next GEMM of each key benchmarks again).
+void clear_gemm_autotune_cache();
+
+namespace detail {
+// For the CUDA backend: the cached choice for key ("" when none), and recording one.
+std::string find_gemm_choice(const std::string& key);
+void record_gemm_choice(const GemmChoice& choice);
+}  // namespace detail
+
+}  // namespace ember::cuda

@@ -1,0 +1,226 @@
+// The CUDA kernel of batched_gemm_stub (core/ops/linalg.h), behind every matmul-family op:
+// out[i] = alpha * a[i] @ b[i] + beta * out[i]. It picks the backend (Note [GEMM backends] in
+// core/cuda_gemm.h: ember's ladder of kernels/cuda/gemm.cuh, cuBLAS, or the autotuned choice),
+// coalesces the batch dims, and launches.
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/cuda_gemm.h"
+#include "core/ops/factory.h"
+#include "core/ops/linalg.h"
+#include "kernels/cuda/cublas_gemm.h"
+#include "kernels/cuda/gemm.cuh"
+
+namespace ember::kernels::cuda {
+
+namespace {
+
+using gemm::gemm_acc_t;
+using gemm::GemmArgs;
+using gemm::kMaxBatchDims;
+
+constexpr int kWmmaVariant = 6;
+constexpr unsigned kMaxGridY = 65535, kMaxGridZ = 65535;
+
+bool is_16bit(DType dt) { return dt == kFloat16 || dt == kBFloat16; }
+
+// The default rung for a dtype (Note [The GEMM ladder]).
+int default_variant(DType dt) { return is_16bit(dt) ? kWmmaVariant : 5; }
+
+// A launch's geometry plus the batch dims beyond kMaxBatchDims, which the host loops over.
+struct Geometry {
+  GemmArgs args{};
+  std::vector<int64_t> outer_size, outer_a, outer_b, outer_c;
+  int64_t outer_count = 1;
+};
+
+// Strides of out, a, b; the batch dims merged where all three allow it, size-1 dims dropped.
+Geometry make_geometry(const Tensor& out, const Tensor& a, const Tensor& b) {
+  Geometry geo;
+  GemmArgs& g = geo.args;
+  g.m = out.size(-2), g.n = out.size(-1), g.k = a.size(-1);
+  g.a_rs = a.stride(-2), g.a_cs = a.stride(-1);
+  g.b_rs = b.stride(-2), g.b_cs = b.stride(-1);
+  g.c_rs = out.stride(-2), g.c_cs = out.stride(-1);
+  std::vector<int64_t> size, sa, sb, sc;  // outermost first
+  for (int64_t d = 0; d < out.dim() - 2; ++d) {
+    if (out.size(d) == 1) continue;
+    if (!size.empty() && sa.back() == a.stride(d) * out.size(d) &&
+        sb.back() == b.stride(d) * out.size(d) && sc.back() == out.stride(d) * out.size(d)) {
+      size.back() *= out.size(d);
+      sa.back() = a.stride(d), sb.back() = b.stride(d), sc.back() = out.stride(d);
+      continue;
+    }
+    size.push_back(out.size(d));
+    sa.push_back(a.stride(d)), sb.push_back(b.stride(d)), sc.push_back(out.stride(d));
+  }
+  const size_t outer = size.size() > kMaxBatchDims ? size.size() - kMaxBatchDims : 0;
+  geo.outer_size.assign(size.begin(), size.begin() + outer);
+  geo.outer_a.assign(sa.begin(), sa.begin() + outer);
+  geo.outer_b.assign(sb.begin(), sb.begin() + outer);
+  geo.outer_c.assign(sc.begin(), sc.begin() + outer);
+  for (int64_t s : geo.outer_size) geo.outer_count *= s;
+  g.batch_dims = static_cast<int>(size.size() - outer);
+  g.batches = 1;
+  for (int d = 0; d < g.batch_dims; ++d) {
+    g.batch_size[d] = size[outer + d];
+    g.a_bs[d] = sa[outer + d], g.b_bs[d] = sb[outer + d], g.c_bs[d] = sc[outer + d];
+    g.batches *= g.batch_size[d];
+  }
+  return geo;
+}
+
+// "N" (unit column stride), "T" (unit row stride) or "S" (strided): the autotune key's layout.
+char layout_letter(int64_t rs, int64_t cs) { return cs == 1 ? 'N' : rs == 1 ? 'T' : 'S'; }
+
+template <class T>
+void launch_variant(int variant, const T* a, const T* b, T* c, const GemmArgs& g,
+                    gemm_acc_t<T> alpha, gemm_acc_t<T> beta, const Stream& stream) {
+  auto tiles = [](int64_t extent, int tile) {
+    return static_cast<unsigned>((extent + tile - 1) / tile);
+  };
+  const unsigned gz = static_cast<unsigned>(std::min<int64_t>(g.batches, kMaxGridZ));
+  auto launch = [&](const char* name, auto kernel, int tile_m, int tile_n, dim3 block) {
+    const unsigned gy = tiles(g.m, tile_m);
+    EMBER_CHECK(gy <= kMaxGridY, "matmul: ", g.m, " rows are more than the CUDA GEMM's grid ",
+                "covers (", kMaxGridY, " tiles of ", tile_m, ")");
+    launch_kernel(name, kernel, dim3(tiles(g.n, tile_n), gy, gz), block, 0, stream, a, b, c, g,
+                  alpha, beta);
+  };
+  switch (variant) {
+    case 1:
+      return launch("gemm_naive", &gemm::gemm_naive<T>, 16, 16, dim3(16, 16));
+    case 2:
+      return launch("gemm_shared", &gemm::gemm_shared<T>, gemm::kSharedTile, gemm::kSharedTile,
+                    dim3(gemm::kSharedTile, gemm::kSharedTile));
+    case 3:
+      return launch("gemm_blocked<registers>", &gemm::gemm_blocked<T, false, false>, gemm::kBM,
+                    gemm::kBN, dim3(gemm::kBlockedThreads));
+    case 4:
+      return launch("gemm_blocked<float4>", &gemm::gemm_blocked<T, true, false>, gemm::kBM,
+                    gemm::kBN, dim3(gemm::kBlockedThreads));
+    case 5:
+      return launch("gemm_blocked<double_buffer>", &gemm::gemm_blocked<T, true, true>, gemm::kBM,
+                    gemm::kBN, dim3(gemm::kBlockedThreads));
+    case kWmmaVariant:
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+        return launch("gemm_wmma", &gemm::gemm_wmma<T>, gemm::kWM, gemm::kWN,
+                      dim3(gemm::kWmmaThreads));
+      }
+      break;
+    default:
+      break;
+  }
+  EMBER_ERROR("matmul: GEMM variant ", variant, " does not exist for ", dtype_name(dtype_of_v<T>),
+              " (1..5", std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ? ", 6 WMMA" : "",
+              "; set_gemm_variant in core/cuda_gemm.h)");
+}
+
+// Runs ember's `variant` on every batch (looping on the host over the outer batch dims).
+void run_ember(int variant, const Tensor& out, const Tensor& a, const Tensor& b,
+               const Scalar& alpha, const Scalar& beta) {
+  const Geometry geo = make_geometry(out, a, b);
+  const Stream stream = current_stream(out.device());
+  EMBER_DISPATCH_NUMERIC(out.dtype(), "matmul", [&] {
+    using T = scalar_t;
+    using Acc = gemm_acc_t<T>;
+    const Acc al = alpha.to<Acc>(), be = beta.to<Acc>();
+    const T* pa = a.data_ptr<T>();
+    const T* pb = b.data_ptr<T>();
+    T* pc = out.data_ptr<T>();
+    for (int64_t o = 0; o < geo.outer_count; ++o) {
+      int64_t ao = 0, bo = 0, co = 0;
+      for (int64_t d = static_cast<int64_t>(geo.outer_size.size()) - 1, i = o; d >= 0; --d) {
+        const int64_t idx = i % geo.outer_size[d];
+        i /= geo.outer_size[d];
+        ao += idx * geo.outer_a[d], bo += idx * geo.outer_b[d], co += idx * geo.outer_c[d];
+      }
+      launch_variant<T>(variant, pa + ao, pb + bo, pc + co, geo.args, al, be, stream);
+    }
+  });
+}
+
+// Runs a choice: "ember:<variant>" or "cublas" (which falls back to ember's default where
+// cuBLAS cannot express the operands).
+void run_choice(const std::string& choice, const Tensor& out, const Tensor& a, const Tensor& b,
+                const Scalar& alpha, const Scalar& beta) {
+  if (choice == "cublas") {
+    if (cublas_gemm(out, a, b, alpha, beta)) return;
+    run_ember(default_variant(out.dtype()), out, a, b, alpha, beta);
+    return;
+  }
+  run_ember(std::stoi(choice.substr(6)), out, a, b, alpha, beta);
+}
+
+std::string autotune_key(const Tensor& out, const Tensor& a, const Tensor& b) {
+  const Geometry geo = make_geometry(out, a, b);
+  const GemmArgs& g = geo.args;
+  return std::string(dtype_name(out.dtype())) + " " + std::to_string(g.m) + "x" +
+         std::to_string(g.n) + "x" + std::to_string(g.k) + " batch " +
+         std::to_string(g.batches * geo.outer_count) + " a:" + layout_letter(g.a_rs, g.a_cs) +
+         " b:" + layout_letter(g.b_rs, g.b_cs) + " c:" + layout_letter(g.c_rs, g.c_cs);
+}
+
+// Times every candidate on (a, b) into a scratch output, records and logs the fastest.
+std::string autotune(const std::string& key, const Tensor& out, const Tensor& a, const Tensor& b,
+                     const Scalar& alpha) {
+  std::vector<std::string> candidates;
+  for (int v = 1; v <= (is_16bit(out.dtype()) ? kWmmaVariant : 5); ++v)
+    candidates.push_back("ember:" + std::to_string(v));
+  if (cublas_is_built() && is_floating(out.dtype())) candidates.push_back("cublas");
+  Tensor scratch = empty(out.sizes(), out.options());
+  const Stream stream = current_stream(out.device());
+  std::string best, report;
+  double best_ms = 0;
+  for (const std::string& c : candidates) {
+    run_choice(c, scratch, a, b, alpha, 0);  // warm-up
+    std::vector<double> times;
+    for (int r = 0; r < 3; ++r) {
+      Event start(DeviceType::CUDA, true), stop(DeviceType::CUDA, true);
+      start.record(stream);
+      run_choice(c, scratch, a, b, alpha, 0);
+      stop.record(stream);
+      stop.synchronize();
+      times.push_back(start.elapsed_ms(stop));
+    }
+    std::sort(times.begin(), times.end());
+    const double ms = times[1];  // the median
+    char line[64];
+    std::snprintf(line, sizeof line, "%s%s %.3f ms", report.empty() ? "" : ", ", c.c_str(), ms);
+    report += line;
+    if (best.empty() || ms < best_ms) best = c, best_ms = ms;
+  }
+  ember::cuda::detail::record_gemm_choice({key, best, best_ms});
+  std::fprintf(stderr, "ember: EMBER_GEMM=auto: %s -> %s (%s)\n", key.c_str(), best.c_str(),
+               report.c_str());
+  return best;
+}
+
+void batched_gemm_kernel(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha,
+                         const Scalar& beta) {
+  DeviceGuard guard(out.device());
+  const ember::cuda::GemmBackend backend = ember::cuda::gemm_backend();
+  if (backend == ember::cuda::GemmBackend::cublas) {
+    if (cublas_gemm(out, a, b, alpha, beta)) return;
+    run_ember(default_variant(out.dtype()), out, a, b, alpha, beta);
+    return;
+  }
+  if (backend == ember::cuda::GemmBackend::autotune) {
+    const std::string key = autotune_key(out, a, b);
+    std::string choice = ember::cuda::detail::find_gemm_choice(key);
+    if (choice.empty()) choice = autotune(key, out, a, b, alpha);
+    run_choice(choice, out, a, b, alpha, beta);
+    return;
+  }
+  const int forced = ember::cuda::gemm_variant();
+  run_ember(forced != 0 ? forced : default_variant(out.dtype()), out, a, b, alpha, beta);
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL(batched_gemm_stub, DeviceType::CUDA, batched_gemm_kernel);
+
+}  // namespace ember::kernels::cuda

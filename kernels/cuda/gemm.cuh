@@ -1,0 +1,397 @@
+#pragma once
+// The GEMM kernels of the CUDA backend (kernels/cuda/gemm.cu launches them):
+//   out[z] = alpha * a[z] @ b[z] + beta * out[z]  for every batch index z,
+// a[z]: (m, k), b[z]: (k, n), out[z]: (m, n), each matrix read and written through its row and
+// column strides (a transposed operand is just another pair of strides), the batch through
+// GemmArgs::batch. beta == 0 never reads out (NaN there is overwritten, as in BLAS).
+//
+// Note [The GEMM ladder]
+// The kernels are a ladder of numbered variants, kept side by side for teaching (llm.c's
+// dev/cuda habit; each step is one technique, and each is tested on its own: set_gemm_variant
+// in core/cuda_gemm.h):
+//   1 naive            a thread per output element, its k loop reading a row of A and a column
+//                      of B straight from global memory (every operand element read m or n times);
+//   2 shared tiles     a 16 x 16 block stages 16 x 16 tiles of A and B in shared memory, so each
+//                      global element is read once per block, and each thread still makes one
+//                      output from 16 shared reads per 16 multiply-adds;
+//   3 register blocks  a 128 x 128 block tile, k in steps of 8, each of 256 threads computing an
+//                      8 x 8 micro-tile in registers: per k step a thread reads 8 + 8 values of
+//                      shared memory for 64 multiply-adds (shared bandwidth stops being the limit);
+//   4 vector loads     variant 3 with the global loads of the tiles as float4 (one 16-byte load
+//                      for four elements along the operand's unit-stride dim), where the address
+//                      is aligned and the four are in bounds; scalar loads elsewhere;
+//   5 double buffer    variant 4 with two shared buffers: the next k tile's global loads are in
+//                      flight in registers while the current tile is multiplied, one barrier per
+//                      k step instead of two; each thread's 8 x 8 micro-tile is split into four
+//                      4 x 4 pieces 64 rows / columns apart, so the threads of a warp read
+//                      consecutive shared addresses (broadcast-free, conflict-free) -- the
+//                      default for every SIMT dtype;
+//   6 WMMA             float16 / bfloat16 on tensor cores through nvcuda::wmma m16n16k16 with
+//                      float32 accumulation: a 64 x 64 block tile, k in steps of 32, four warps
+//                      of 2 x 2 fragments each; tiles go through shared memory (converted from
+//                      any layout on the way in), the accumulators leave through shared memory
+//                      for the alpha / beta epilogue -- the default for the 16-bit floats.
+// Variants 1-5 are templates over the element type: float32 is the ladder proper; float64,
+// the 16-bit floats and the integers run them too with the accumulator of gemm_acc_t (float for
+// the 16-bit floats, int64 for integers, wrapping to the dtype on store like the CPU kernel),
+// float4 loads only for float32. Tiles that cross the matrix edge load zeros and store nothing
+// outside it, so every size works. No variant splits k or uses atomics: results are
+// deterministic, bit for bit from run to run.
+
+#include <cstdint>
+#include <type_traits>
+
+#include "core/half.h"
+#include "kernels/cuda/common.cuh"
+
+#if !defined(EMBER_CUDA_SIM)
+#include <mma.h>
+#endif
+
+namespace ember::kernels::cuda::gemm {
+
+// The accumulator of a GEMM of T (the CPU kernel's: int64 for the integers).
+template <class T>
+struct gemm_acc {
+  using type = std::conditional_t<std::is_integral_v<T>, int64_t, T>;
+};
+template <>
+struct gemm_acc<Half> {
+  using type = float;
+};
+template <>
+struct gemm_acc<BFloat16> {
+  using type = float;
+};
+template <class T>
+using gemm_acc_t = typename gemm_acc<T>::type;
+
+// Batch dims kept on the device (coalesced; the host loops over any further outer dims).
+constexpr int kMaxBatchDims = 4;
+
+// The geometry of one launch: sizes, element strides, and the batch dims (innermost last).
+struct GemmArgs {
+  int64_t m, n, k;
+  int64_t a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;
+  int64_t batches;
+  int batch_dims;
+  int64_t batch_size[kMaxBatchDims];
+  int64_t a_bs[kMaxBatchDims], b_bs[kMaxBatchDims], c_bs[kMaxBatchDims];
+};
+
+// Element offsets of batch z in a, b and out.
+__device__ inline void batch_offsets(const GemmArgs& g, int64_t z, int64_t& ao, int64_t& bo,
+                                     int64_t& co) {
+  ao = bo = co = 0;
+  for (int d = g.batch_dims - 1; d >= 0; --d) {
+    const int64_t i = z % g.batch_size[d];
+    z /= g.batch_size[d];
+    ao += i * g.a_bs[d];
+    bo += i * g.b_bs[d];
+    co += i * g.c_bs[d];
+  }
+}
+
+// out = alpha * acc + beta * out, out not read when beta == 0.
+template <class T, class Acc>
+__device__ inline void store_out(T* p, Acc acc, Acc alpha, Acc beta) {
+  Acc r = alpha * acc;
+  if (beta != Acc(0)) r += beta * static_cast<Acc>(*p);
+  *p = static_cast<T>(r);
+}
+
+// ---- 1: naive ----------------------------------------------------------------------------
+// block (16, 16): x along n, y along m; grid (ceil(n / 16), ceil(m / 16), batches).
+template <class T>
+__global__ void gemm_naive(const T* a, const T* b, T* c, GemmArgs g, gemm_acc_t<T> alpha,
+                           gemm_acc_t<T> beta) {
+  using Acc = gemm_acc_t<T>;
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t row = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+  if (row >= g.m || col >= g.n) return;
+  for (int64_t z = blockIdx.z; z < g.batches; z += gridDim.z) {
+    int64_t ao, bo, co;
+    batch_offsets(g, z, ao, bo, co);
+    const T* pa = a + ao + row * g.a_rs;
+    const T* pb = b + bo + col * g.b_cs;
+    Acc acc = 0;
+    for (int64_t p = 0; p < g.k; ++p)
+      acc += static_cast<Acc>(pa[p * g.a_cs]) * static_cast<Acc>(pb[p * g.b_rs]);
+    store_out(c + co + row * g.c_rs + col * g.c_cs, acc, alpha, beta);
+  }
+}
+
+// ---- 2: shared-memory tiles --------------------------------------------------------------
+constexpr int kSharedTile = 16;
+
+// block (16, 16), grid as gemm_naive's.
+template <class T>
+__global__ void gemm_shared(const T* a, const T* b, T* c, GemmArgs g, gemm_acc_t<T> alpha,
+                            gemm_acc_t<T> beta) {
+  using Acc = gemm_acc_t<T>;
+  constexpr int kT = kSharedTile;
+  EMBER_SHARED_ARRAY(Acc, as, kT, kT);  // as[i][p] = A(row0 + i, k0 + p)
+  EMBER_SHARED_ARRAY(Acc, bs, kT, kT);  // bs[p][j] = B(k0 + p, col0 + j)
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  const int64_t row = static_cast<int64_t>(blockIdx.y) * kT + ty;
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * kT + tx;
+  for (int64_t z = blockIdx.z; z < g.batches; z += gridDim.z) {
+    int64_t ao, bo, co;
+    batch_offsets(g, z, ao, bo, co);
+    Acc acc = 0;
+    for (int64_t k0 = 0; k0 < g.k; k0 += kT) {
+      as[ty][tx] = row < g.m && k0 + tx < g.k
+                       ? static_cast<Acc>(a[ao + row * g.a_rs + (k0 + tx) * g.a_cs])
+                       : Acc(0);
+      bs[ty][tx] = k0 + ty < g.k && col < g.n
+                       ? static_cast<Acc>(b[bo + (k0 + ty) * g.b_rs + col * g.b_cs])
+                       : Acc(0);
+      __syncthreads();
+      for (int p = 0; p < kT; ++p) acc += static_cast<Acc>(as[ty][p]) * static_cast<Acc>(bs[p][tx]);
+      __syncthreads();
+    }
+    if (row < g.m && col < g.n) store_out(c + co + row * g.c_rs + col * g.c_cs, acc, alpha, beta);
+  }
+}
+
+// ---- 3, 4, 5: register blocking, vector loads, double buffering ---------------------------
+constexpr int kBM = 128, kBN = 128, kBK = 8, kTM = 8, kTN = 8;
+constexpr int kBlockedThreads = (kBM / kTM) * (kBN / kTN);  // 256
+
+// One thread's share of an R x C tile of a strided matrix, fetched from global memory into
+// registers in runs of four along the matrix's unit-stride dim (`cols_fast`: along the columns,
+// else along the rows), then stored into shared memory.
+template <class T, class Acc, int R, int C, bool kVec>
+struct TileFetch {
+  static constexpr int kRuns = R * C / 4 / kBlockedThreads;
+  static_assert(R * C % (4 * kBlockedThreads) == 0, "tile must split into runs of four");
+  Acc v[kRuns][4];
+
+  // The run q's first element (r, c) and its direction.
+  __device__ static void locate(int q, bool cols_fast, int& r, int& c) {
+    if (cols_fast) {
+      r = q / (C / 4);
+      c = q % (C / 4) * 4;
+    } else {
+      c = q / (R / 4);
+      r = q % (R / 4) * 4;
+    }
+  }
+
+  // base: the tile's (0, 0) element; rows_left / cols_left: how many of its rows / columns lie
+  // inside the matrix.
+  __device__ void fetch(const T* base, int64_t rs, int64_t cs, int64_t rows_left, int64_t cols_left,
+                        bool cols_fast, int tid) {
+    const int64_t step = cols_fast ? cs : rs;
+    for (int i = 0; i < kRuns; ++i) {
+      int r, c;
+      locate(tid + i * kBlockedThreads, cols_fast, r, c);
+      const T* p = base + r * rs + c * cs;
+      const int dr = cols_fast ? 0 : 1, dc = cols_fast ? 1 : 0;
+      if constexpr (kVec && std::is_same_v<T, float>) {
+        const bool whole = r + 3 * dr < rows_left && c + 3 * dc < cols_left;
+        if (whole && step == 1 && reinterpret_cast<std::uintptr_t>(p) % 16 == 0) {
+          const float4 x = *reinterpret_cast<const float4*>(p);
+          v[i][0] = x.x;
+          v[i][1] = x.y;
+          v[i][2] = x.z;
+          v[i][3] = x.w;
+          continue;
+        }
+      }
+      for (int j = 0; j < 4; ++j) {
+        const bool inside = r + j * dr < rows_left && c + j * dc < cols_left;
+        v[i][j] = inside ? static_cast<Acc>(p[j * step]) : Acc(0);
+      }
+    }
+  }
+
+  // Stores the registers into s[stage][c][r] (kTransposed: A's tile, kept k-major) or
+  // s[stage][r][c] (B's tile).
+  template <bool kTransposed, class S>
+  __device__ void store(S&& s, int stage, bool cols_fast, int tid) const {
+    for (int i = 0; i < kRuns; ++i) {
+      int r, c;
+      locate(tid + i * kBlockedThreads, cols_fast, r, c);
+      const int dr = cols_fast ? 0 : 1, dc = cols_fast ? 1 : 0;
+      for (int j = 0; j < 4; ++j) {
+        if constexpr (kTransposed)
+          s[stage][c + j * dc][r + j * dr] = v[i][j];
+        else
+          s[stage][r + j * dr][c + j * dc] = v[i][j];
+      }
+    }
+  }
+};
+
+// Row (or column) of a thread's i-th micro-tile element within the block tile: contiguous
+// (t * kT + i) for variants 3 and 4, split in halves kB / 2 apart for variant 5.
+template <bool kSplit, int kB, int kT>
+__device__ inline int micro_index(int t, int i) {
+  if constexpr (kSplit)
+    return i / (kT / 2) * (kB / 2) + t * (kT / 2) + i % (kT / 2);
+  else
+    return t * kT + i;
+}
+
+// block 256 threads; grid (ceil(n / 128), ceil(m / 128), batches).
+template <class T, bool kVec, bool kDoubleBuffer>
+__global__ void gemm_blocked(const T* a, const T* b, T* c, GemmArgs g, gemm_acc_t<T> alpha,
+                             gemm_acc_t<T> beta) {
+  using Acc = gemm_acc_t<T>;
+  constexpr int kStages = kDoubleBuffer ? 2 : 1;
+  constexpr bool kSplit = kDoubleBuffer;
+  EMBER_SHARED_ARRAY(Acc, as, kStages, kBK, kBM);  // as[s][p][i] = A(m0 + i, k0 + p)
+  EMBER_SHARED_ARRAY(Acc, bs, kStages, kBK, kBN);  // bs[s][p][j] = B(k0 + p, n0 + j)
+  const int tid = static_cast<int>(threadIdx.x);
+  const int tr = tid / (kBN / kTN), tc = tid % (kBN / kTN);
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kBM;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kBN;
+  // The unit-stride dim of each operand decides how its tile is read (coalesced either way).
+  const bool a_k_fast = !(g.a_rs == 1 && g.a_cs != 1);
+  const bool b_n_fast = !(g.b_rs == 1 && g.b_cs != 1);
+  const int64_t k_tiles = (g.k + kBK - 1) / kBK;
+  for (int64_t z = blockIdx.z; z < g.batches; z += gridDim.z) {
+    int64_t ao, bo, co;
+    batch_offsets(g, z, ao, bo, co);
+    const T* pa = a + ao + m0 * g.a_rs;
+    const T* pb = b + bo + n0 * g.b_cs;
+    TileFetch<T, Acc, kBM, kBK, kVec> fa;  // A's tile: kBM rows (m) x kBK columns (k)
+    TileFetch<T, Acc, kBK, kBN, kVec> fb;  // B's tile: kBK rows (k) x kBN columns (n)
+    auto fetch = [&](int64_t t) {
+      const int64_t k0 = t * kBK;
+      fa.fetch(pa + k0 * g.a_cs, g.a_rs, g.a_cs, g.m - m0, g.k - k0, a_k_fast, tid);
+      fb.fetch(pb + k0 * g.b_rs, g.b_rs, g.b_cs, g.k - k0, g.n - n0, b_n_fast, tid);
+    };
+    auto stash = [&](int stage) {
+      fa.template store<true>(as, stage, a_k_fast, tid);
+      fb.template store<false>(bs, stage, b_n_fast, tid);
+    };
+    Acc acc[kTM][kTN] = {};
+    auto multiply = [&](int stage) {
+      for (int p = 0; p < kBK; ++p) {
+        Acc am[kTM], bn[kTN];
+        for (int i = 0; i < kTM; ++i) am[i] = as[stage][p][micro_index<kSplit, kBM, kTM>(tr, i)];
+        for (int j = 0; j < kTN; ++j) bn[j] = bs[stage][p][micro_index<kSplit, kBN, kTN>(tc, j)];
+        for (int i = 0; i < kTM; ++i)
+          for (int j = 0; j < kTN; ++j) acc[i][j] += am[i] * bn[j];
+      }
+    };
+    if constexpr (kDoubleBuffer) {
+      if (k_tiles > 0) {
+        fetch(0);
+        stash(0);
+        __syncthreads();
+      }
+      for (int64_t t = 0; t < k_tiles; ++t) {
+        const int stage = static_cast<int>(t & 1);
+        if (t + 1 < k_tiles) fetch(t + 1);  // in flight while this tile is multiplied
+        multiply(stage);
+        if (t + 1 < k_tiles) stash(stage ^ 1);  // last read in step t - 1, before its barrier
+        __syncthreads();
+      }
+    } else {
+      for (int64_t t = 0; t < k_tiles; ++t) {
+        fetch(t);
+        stash(0);
+        __syncthreads();
+        multiply(0);
+        __syncthreads();
+      }
+    }
+    for (int i = 0; i < kTM; ++i) {
+      const int64_t row = m0 + micro_index<kSplit, kBM, kTM>(tr, i);
+      if (row >= g.m) continue;
+      for (int j = 0; j < kTN; ++j) {
+        const int64_t col = n0 + micro_index<kSplit, kBN, kTN>(tc, j);
+        if (col < g.n) store_out(c + co + row * g.c_rs + col * g.c_cs, acc[i][j], alpha, beta);
+      }
+    }
+  }
+}
+
+// ---- 6: WMMA tensor cores (float16 / bfloat16) -------------------------------------------
+constexpr int kWM = 64, kWN = 64, kWK = 32, kWmmaThreads = 128;
+// Row pads keep every fragment's pointer 32-byte aligned and ldm a multiple of 16 bytes
+// (Note [WMMA in the simulator] in kernels/cuda/sim/wmma.h) and spread the rows over banks.
+constexpr int kWPadA = 8, kWPadB = 8, kWPadC = 4;
+
+template <class T>
+struct wmma_type;  // the CUDA type of ember's 16-bit float
+template <>
+struct wmma_type<Half> {
+  using type = __half;
+  __device__ static type from(float v) { return __float2half_rn(v); }
+};
+template <>
+struct wmma_type<BFloat16> {
+  using type = __nv_bfloat16;
+  __device__ static type from(float v) { return __float2bfloat16_rn(v); }
+};
+
+// block 128 threads (four warps, 2 x 2 over the 64 x 64 tile); grid (ceil(n / 64),
+// ceil(m / 64), batches).
+template <class T>
+__global__ void gemm_wmma(const T* a, const T* b, T* c, GemmArgs g, float alpha, float beta) {
+  namespace wmma = nvcuda::wmma;
+  using W = typename wmma_type<T>::type;
+  EMBER_SHARED_ARRAY(W, as, kWM, kWK + kWPadA);      // as[i][p] = A(m0 + i, k0 + p)
+  EMBER_SHARED_ARRAY(W, bs, kWK, kWN + kWPadB);      // bs[p][j] = B(k0 + p, n0 + j)
+  EMBER_SHARED_ARRAY(float, cs, kWM, kWN + kWPadC);  // the block's accumulators
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32, wm = warp / 2, wn = warp % 2;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kWM;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kWN;
+  const bool a_k_fast = !(g.a_rs == 1 && g.a_cs != 1);
+  const bool b_n_fast = !(g.b_rs == 1 && g.b_cs != 1);
+  for (int64_t z = blockIdx.z; z < g.batches; z += gridDim.z) {
+    int64_t ao, bo, co;
+    batch_offsets(g, z, ao, bo, co);
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+    for (int64_t k0 = 0; k0 < g.k; k0 += kWK) {
+      // Consecutive threads take consecutive elements along each operand's unit-stride dim.
+      for (int e = tid; e < kWM * kWK; e += kWmmaThreads) {
+        const int i = a_k_fast ? e / kWK : e % kWM, p = a_k_fast ? e % kWK : e / kWM;
+        const bool inside = m0 + i < g.m && k0 + p < g.k;
+        const float v =
+            inside ? static_cast<float>(a[ao + (m0 + i) * g.a_rs + (k0 + p) * g.a_cs]) : 0.0f;
+        as[i][p] = wmma_type<T>::from(v);
+      }
+      for (int e = tid; e < kWK * kWN; e += kWmmaThreads) {
+        const int p = b_n_fast ? e / kWN : e % kWK, j = b_n_fast ? e % kWN : e / kWK;
+        const bool inside = k0 + p < g.k && n0 + j < g.n;
+        const float v =
+            inside ? static_cast<float>(b[bo + (k0 + p) * g.b_rs + (n0 + j) * g.b_cs]) : 0.0f;
+        bs[p][j] = wmma_type<T>::from(v);
+      }
+      __syncthreads();
+      for (int kk = 0; kk < kWK; kk += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, W, wmma::row_major> fa[2];
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, W, wmma::row_major> fb[2];
+        for (int i = 0; i < 2; ++i)
+          wmma::load_matrix_sync(fa[i], &as[wm * 32 + i * 16][kk], kWK + kWPadA);
+        for (int j = 0; j < 2; ++j)
+          wmma::load_matrix_sync(fb[j], &bs[kk][wn * 32 + j * 16], kWN + kWPadB);
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+      }
+      __syncthreads();
+    }
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        wmma::store_matrix_sync(&cs[wm * 32 + i * 16][wn * 32 + j * 16], acc[i][j], kWN + kWPadC,
+                                wmma::mem_row_major);
+    __syncthreads();
+    for (int e = tid; e < kWM * kWN; e += kWmmaThreads) {
+      const int i = e / kWN, j = e % kWN;
+      if (m0 + i < g.m && n0 + j < g.n)
+        store_out(c + co + (m0 + i) * g.c_rs + (n0 + j) * g.c_cs, static_cast<float>(cs[i][j]),
+                  alpha, beta);
+    }
+    __syncthreads();  // cs is rewritten by the next batch
+  }
+}
+
+}  // namespace ember::kernels::cuda::gemm
