@@ -15,6 +15,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/conv_backend.h"
 #include "core/cuda.h"
 #include "test_util.h"
 
@@ -296,5 +297,42 @@ TEST_CASE("cuda avg_pool2d matches the cpu bit for bit", "[cuda]") {
       Tensor got = native::avg_pool2d(x.to(kDev), c.k, c.s, c.p, c.ceil, c.include_pad, c.divisor);
       CHECK(same(got, want));
     }
+  }
+}
+
+TEST_CASE("cuda conv backend switch: ember, auto and cudnn", "[cuda]") {
+  CHECK(parse_conv_backend("auto") == ConvBackend::automatic);
+  CHECK_THROWS_WITH(parse_conv_backend("fast"), Contains("EMBER_CONV") && Contains("fast"));
+  if (!have_cuda()) return;
+  struct Restore {
+    ConvBackend previous = conv_backend();
+    ~Restore() { set_conv_backend(previous); }
+  } restore;
+  Tensor x = rnd({2, 3, 6, 5}, kFloat32, 80).to(kDev), w = rnd({4, 3, 3, 3}, kFloat32, 81).to(kDev);
+  Tensor b = rnd({4}, kFloat32, 82).to(kDev);
+  set_conv_backend(ConvBackend::ember);
+  CHECK(std::string(conv_backend_name(conv_backend())) == "ember");
+  const Tensor want = native::conv2d(x, w, b, {1}, {1}, {1}, 1);
+  set_conv_backend(ConvBackend::automatic);
+  const Tensor got = native::conv2d(x, w, b, {1}, {1}, {1}, 1);
+  auto grads = native::conv2d_backward(got, x, w, {1}, {1}, {1}, 1, {true, true, true});
+  if (cuda::is_simulated()) {
+    // No cuDNN in a simulator build: auto runs ember, cudnn is an error.
+    CHECK(same(got, want.cpu()));
+    set_conv_backend(ConvBackend::cudnn);
+    CHECK_THROWS_WITH(native::conv2d(x, w, b, {1}, {1}, {1}, 1),
+                      Contains("cudnn") && Contains("EMBER_CUDA=real"));
+    CHECK_THROWS_WITH(native::conv2d_backward(got, x, w, {1}, {1}, {1}, 1, {true, false, false}),
+                      Contains("cudnn"));
+  } else {
+    // A real GPU: cuDNN against ember.
+    CHECK(rel_diff(got, want.cpu()) < 1e-5);
+    set_conv_backend(ConvBackend::cudnn);
+    const Tensor ref = native::conv2d(x, w, b, {1}, {1}, {1}, 1);
+    CHECK(rel_diff(ref, want.cpu()) < 1e-5);
+    auto ref_grads = native::conv2d_backward(got, x, w, {1}, {1}, {1}, 1, {true, true, true});
+    CHECK(rel_diff(std::get<0>(ref_grads), std::get<0>(grads).cpu()) < 1e-5);
+    CHECK(rel_diff(std::get<1>(ref_grads), std::get<1>(grads).cpu()) < 1e-5);
+    CHECK(rel_diff(std::get<2>(ref_grads), std::get<2>(grads).cpu()) < 1e-5);
   }
 }

@@ -28,13 +28,30 @@
 // z dimension (times the split for grad_weight). float32 and float64 (core computes the 16-bit
 // types in float32); the sums run in the input's dtype, in a different order than the CPU's
 // GEMM, so results match the CPU to rounding, not bit for bit.
+//
+// Note [Conv backends on CUDA]
+// conv2d_cuda and conv2d_backward_cuda ask core/conv_backend.h which implementation runs each
+// pass (forward, grad_input, grad_weight): ember's kernels above, or cuDNN
+// (kernels/cuda/conv_cudnn.h; the bias is always ember's: added after cuDNN's forward, and
+// grad_bias is bias_grad_kernel). In `auto` the first call of a pass for one shape, dtype and
+// deterministic setting runs both once to warm up, then times kTimedRuns of each between events,
+// caches the faster under that key and prints one line to stderr.
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
 
 #include "core/allocator.h"
+#include "core/conv_backend.h"
+#include "core/determinism.h"
 #include "core/ops/conv.h"
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/conv_cudnn.h"
 
 namespace ember::kernels::cuda {
 
@@ -285,6 +302,69 @@ __global__ void bias_grad_kernel(const T* gy, T* gb, int64_t N, int64_t O, int64
   if (tid == 0) gb[o] = part[0];
 }
 
+// y[n, o, l] += bias[o] over y (N, O, L); n elements.
+template <class T>
+__global__ void add_bias_kernel(T* y, const T* bias, int64_t n, int64_t O, int64_t L) {
+  const int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e < n) y[e] += bias[e / L % O];
+}
+
+// ---- Note [Conv backends on CUDA] ------------------------------------------------------------
+
+constexpr int kTimedRuns = 3;
+
+// Milliseconds per run of `run` on `stream`, timed with events.
+double time_ms(const Stream& stream, const std::function<void()>& run) {
+  NativeStream ns = native_stream(stream);
+  NativeEvent start = event_create(stream.device().index, true);
+  NativeEvent end = event_create(stream.device().index, true);
+  event_record(start, ns);
+  for (int r = 0; r < kTimedRuns; ++r) run();
+  event_record(end, ns);
+  event_synchronize(end);
+  const double ms = event_elapsed_ms(start, end) / kTimedRuns;
+  event_destroy(start);
+  event_destroy(end);
+  return ms;
+}
+
+// Whether `pass` of this convolution runs cuDNN: the backend's answer, timed once per key in
+// `auto` (where cuDNN is not built, ember).
+bool choose_cudnn(const char* pass, DType dtype, int64_t N, int64_t C, int64_t O, const Window2d& g,
+                  int64_t groups, const Stream& stream, const std::function<void()>& run_ember,
+                  const std::function<void()>& run_cudnn) {
+  switch (conv_backend()) {
+    case ConvBackend::ember:
+      return false;
+    case ConvBackend::cudnn:
+      return true;
+    case ConvBackend::automatic:
+      break;
+  }
+  if (!cudnn_available()) return false;
+  std::ostringstream key;
+  key << pass << " " << dtype_name(dtype) << " N=" << N << " C=" << C << " H=" << g.in_h
+      << " W=" << g.in_w << " O=" << O << " k=" << g.kh << "x" << g.kw << " s=" << g.sh << ","
+      << g.sw << " p=" << g.ph << "," << g.pw << " d=" << g.dh << "," << g.dw << " g=" << groups
+      << (are_deterministic_algorithms_enabled() ? " deterministic" : "");
+  static std::mutex mu;
+  static std::map<std::string, bool> cache;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = cache.find(key.str());
+    if (it != cache.end()) return it->second;
+  }
+  run_ember();
+  run_cudnn();
+  const double ember_ms = time_ms(stream, run_ember), cudnn_ms = time_ms(stream, run_cudnn);
+  const bool use = cudnn_ms < ember_ms;
+  std::fprintf(stderr, "ember conv auto: %s -> %s (ember %.4f ms, cudnn %.4f ms)\n",
+               key.str().c_str(), use ? "cudnn" : "ember", ember_ms, cudnn_ms);
+  std::lock_guard<std::mutex> lock(mu);
+  cache[key.str()] = use;
+  return use;
+}
+
 template <class T>
 void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
                   const Window2d& g, int64_t groups) {
@@ -293,8 +373,25 @@ void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias,
   ForwardProblem<T> p{input.data_ptr<T>(), weight.data_ptr<T>(),
                       bias.defined() ? bias.data_ptr<T>() : nullptr, out.data_ptr<T>(), q};
   const int64_t depth = q.Cg * q.KK();
-  launch_implicit_gemm<T>("conv2d_forward_kernel", p, q.N * q.L(), q.Og, depth, groups, 1, depth,
-                          stream);
+  auto run_ember = [&] {
+    launch_implicit_gemm<T>("conv2d_forward_kernel", p, q.N * q.L(), q.Og, depth, groups, 1, depth,
+                            stream);
+  };
+  auto run_cudnn = [&] {
+    cudnn_conv2d_forward(input, weight, out, g, groups);
+    if (bias.defined()) {
+      const int64_t n = out.numel();
+      launch_kernel("conv2d_add_bias_kernel", &add_bias_kernel<T>, dim3(blocks_for(n, kThreads)),
+                    dim3(kThreads), 0, stream, out.data_ptr<T>(), bias.data_ptr<T>(), n, q.O,
+                    q.L());
+    }
+  };
+  if (choose_cudnn("forward", input.dtype(), q.N, q.C, q.O, g, groups, stream, run_ember,
+                   run_cudnn)) {
+    run_cudnn();
+  } else {
+    run_ember();
+  }
 }
 
 void conv2d_cuda(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
@@ -326,10 +423,19 @@ void conv2d_backward_typed(const Tensor& grad_out, const Tensor& input, const Te
   if (grad_input.defined()) {
     GradInputProblem<T> p{gy, weight.data_ptr<T>(), grad_input.data_ptr<T>(), q};
     const int64_t depth = q.Og * q.KK();
-    launch_implicit_gemm<T>("conv2d_grad_input_kernel", p, N * q.HW(), q.Cg, depth, groups, 1,
-                            depth, stream);
+    auto run_ember = [&] {
+      launch_implicit_gemm<T>("conv2d_grad_input_kernel", p, N * q.HW(), q.Cg, depth, groups, 1,
+                              depth, stream);
+    };
+    auto run_cudnn = [&] { cudnn_conv2d_backward_data(grad_out, weight, grad_input, g, groups); };
+    if (choose_cudnn("grad_input", grad_out.dtype(), N, C, O, g, groups, stream, run_ember,
+                     run_cudnn)) {
+      run_cudnn();
+    } else {
+      run_ember();
+    }
   }
-  if (grad_weight.defined()) {
+  auto grad_weight_ember = [&] {
     const int64_t rows = q.Cg * q.KK(), depth = N * q.L();
     const int64_t tiles = ((rows + kTileM - 1) / kTileM) * ((q.Og + kTileN - 1) / kTileN) * groups;
     int64_t splits = std::min<int64_t>((kTargetBlocks + tiles - 1) / tiles,
@@ -353,6 +459,15 @@ void conv2d_backward_typed(const Tensor& grad_out, const Tensor& input, const Te
       launch_kernel("conv2d_sum_splits_kernel", &sum_splits_kernel<T>,
                     dim3(blocks_for(n, kThreads)), dim3(kThreads), 0, stream,
                     static_cast<const T*>(dst), grad_weight.data_ptr<T>(), n, splits);
+    }
+  };
+  if (grad_weight.defined()) {
+    auto run_cudnn = [&] { cudnn_conv2d_backward_filter(grad_out, input, grad_weight, g, groups); };
+    if (choose_cudnn("grad_weight", grad_out.dtype(), N, C, O, g, groups, stream, grad_weight_ember,
+                     run_cudnn)) {
+      run_cudnn();
+    } else {
+      grad_weight_ember();
     }
   }
   if (grad_bias.defined()) {
