@@ -43,3 +43,7 @@ cat "$OUT/bench_cuda.txt" | tee -a "$OUT/summary.txt"
 ./build-gpu/bench/bench_gemm_cuda > "$OUT/bench_gemm_cuda.txt" 2>&1
 log "bench_gemm_cuda: exit $?"
 cat "$OUT/bench_gemm_cuda.txt" | tee -a "$OUT/summary.txt"
+
+./build-gpu/bench/bench_conv_cuda > "$OUT/bench_conv_cuda.txt" 2>&1
+log "bench_conv_cuda: exit $?"
+cat "$OUT/bench_conv_cuda.txt" | tee -a "$OUT/summary.txt"

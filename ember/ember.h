@@ -9,6 +9,7 @@
 #include "autograd/autograd.h"
 #include "autograd/ops/ops.h"
 #include "core/allocator.h"
+#include "core/conv_backend.h"
 #include "core/cuda.h"
 #include "core/determinism.h"
 #include "core/device.h"

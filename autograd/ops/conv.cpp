@@ -55,10 +55,13 @@ Tensors conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const
 // Whether conv2d's backward may run the fused native kernel (native::conv2d_backward): only
 // when grad mode is off, i.e. the engine runs the formula without create_graph (it sets grad
 // mode to create_graph around each formula, autograd/engine.cpp), since the kernel records no
-// graph; and for the float32 / float64 CPU tensors it has a kernel for.
+// graph; and for the float32 / float64 CPU tensors it has a kernel for, and every floating
+// CUDA tensor (kernels/cuda/conv.cu, pool.cu; native::conv2d_backward computes 16-bit ones in
+// float32).
 bool use_native_backward(const Tensor& g) {
-  return !detail::grad_mode_enabled && g.device().type == DeviceType::CPU &&
-         (g.dtype() == kFloat32 || g.dtype() == kFloat64);
+  if (detail::grad_mode_enabled) return false;
+  if (g.device().type == DeviceType::CUDA) return is_floating(g.dtype());
+  return g.device().type == DeviceType::CPU && (g.dtype() == kFloat32 || g.dtype() == kFloat64);
 }
 
 // The gradient of max pooling: g (N, C, out_h, out_w) added at `indices` (flat positions in

@@ -10,9 +10,6 @@ const std::set<std::string>& cuda_pending_ops() {
   static const std::set<std::string> pending = {
       // attention: its GEMMs run on cuda, its softmax waits for the softmax kernel (CUDA II)
       "scaled_dot_product_attention", "multi_head_attention",
-      // convolution and pooling (CUDA II)
-      "conv2d", "conv1d", "conv_transpose2d", "im2col", "col2im", "max_pool2d_with_indices",
-      "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
       // softmax and the losses on it (CUDA II; batch_norm, layer_norm, group_norm and the
       // element-wise losses run on CUDA as compositions of element-wise ops and reductions,
       // nll_loss as one of gather and reductions)
