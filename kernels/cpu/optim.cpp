@@ -16,16 +16,7 @@ namespace ember::kernels::cpu {
 
 namespace {
 
-// fn(std::true_type{}) or fn(std::false_type{}): turns a loop-invariant choice into a
-// compile-time one, for loops whose stores depend on it (the compiler would otherwise leave
-// them scalar).
-template <class Fn>
-void static_bool(bool flag, Fn&& fn) {
-  if (flag)
-    fn(std::true_type{});
-  else
-    fn(std::false_type{});
-}
+using math::static_bool;
 
 template <class T>
 T* data_or_null(const Tensor& t) {

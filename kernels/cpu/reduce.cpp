@@ -16,12 +16,9 @@ namespace ember::kernels::cpu {
 namespace {
 
 using math::convert;
-
-// Integer and bool sums and products accumulate (and return) int64; floats accumulate in opmath.
-template <class T>
-using sum_acc_t = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
-template <class T>
-using sum_out_t = std::conditional_t<std::is_integral_v<T>, int64_t, T>;
+using math::scan_acc_t;
+using math::sum_acc_t;
+using math::sum_out_t;
 
 template <class T>
 T* out_ptr(const Tensor& t) {
@@ -151,13 +148,6 @@ void all_any_kernel(const ReducePlan& plan, bool is_all) {
 }
 
 // ---- scans ---------------------------------------------------------------------------------
-
-// Accumulates sequentially in a wide type: double for float32 and float64 (as PyTorch's CPU
-// cumsum), float for the 16-bit floats, int64 for integers.
-template <class T>
-using scan_acc_t =
-    std::conditional_t<std::is_integral_v<T>, int64_t,
-                       std::conditional_t<std::is_same_v<T, float>, double, opmath_t<T>>>;
 
 // out (contiguous) = scan of `in` along dim, over groups of neighbouring lines (Note [Line
 // groups] in reduce_utils.h): line j of a group is in[j * il + k * is], k < len.

@@ -25,6 +25,8 @@ namespace ember::kernels::cuda {
 
 namespace {
 
+using math::static_bool;
+
 constexpr int kThreads = 256;
 constexpr unsigned kMaxBlocks = 65535u * 4u;  // a grid-stride loop covers the rest
 
@@ -101,15 +103,6 @@ __global__ void adagrad_kernel(int64_t n, T* p, const T* g, T* s,
 }
 
 #undef EMBER_GRID_STRIDE_LOOP
-
-// fn(std::true_type{}) or fn(std::false_type{}) (a runtime choice made a compile-time one).
-template <class Fn>
-void static_bool(bool flag, Fn&& fn) {
-  if (flag)
-    fn(std::true_type{});
-  else
-    fn(std::false_type{});
-}
 
 template <class T>
 T* data_or_null(const Tensor& t) {

@@ -74,13 +74,8 @@ ReduceLayout reduce_layout(const ReduceShape& s, int sms) {
 namespace {
 
 using math::convert;
-
-// Integer and bool sums and products accumulate (and return) int64; floats accumulate in opmath
-// (as kernels/cpu/reduce.cpp).
-template <class T>
-using sum_acc_t = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
-template <class T>
-using sum_out_t = std::conditional_t<std::is_integral_v<T>, int64_t, T>;
+using math::sum_acc_t;
+using math::sum_out_t;
 
 template <class T>
 T* out_ptr(const Tensor& t) {

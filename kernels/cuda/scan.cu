@@ -25,6 +25,7 @@
 #include "kernels/cuda/warp.cuh"
 #include "kernels/math/common.h"
 #include "kernels/math/convert.h"
+#include "kernels/math/reduce.h"
 
 namespace ember::kernels::cuda {
 
@@ -35,13 +36,6 @@ using math::convert;
 constexpr int kMaxScanDims = 16;
 constexpr int64_t kSequentialLine = 16;
 constexpr int kScanThreads = 256;
-
-template <class T>
-using scan_acc_t =
-    std::conditional_t<std::is_integral_v<T>, int64_t,
-                       std::conditional_t<std::is_same_v<T, float>, double, opmath_t<T>>>;
-template <class T>
-using scan_out_t = std::conditional_t<std::is_integral_v<T>, int64_t, T>;
 
 // The lines of a scan: line l's first element, in the input and in the output, from unravelling
 // l over the other dims (last fastest).
@@ -121,8 +115,8 @@ __global__ void scan_tiles_kernel(const T* in, O* out, Lines lines) {
 
 template <class T, bool kProd>
 void scan(const Tensor& out, const Tensor& in, int64_t dim, const char* op) {
-  using A = scan_acc_t<T>;
-  using O = scan_out_t<T>;
+  using A = math::scan_acc_t<T>;
+  using O = math::sum_out_t<T>;
   const int64_t nd = in.dim();
   EMBER_CHECK(nd <= kMaxScanDims + 1, op, ": a CUDA scan takes up to ", kMaxScanDims + 1,
               " dims, got ", in.sizes());

@@ -47,4 +47,15 @@ EMBER_HOST_DEVICE constexpr T wrapping_mul(T a, T b) {
   }
 }
 
+// fn(std::true_type{}) or fn(std::false_type{}): turns a loop-invariant choice into a
+// compile-time one, for loops whose stores depend on it (the compiler would otherwise leave
+// them scalar; a kernel would otherwise branch per element).
+template <class Fn>
+void static_bool(bool flag, Fn&& fn) {
+  if (flag)
+    fn(std::true_type{});
+  else
+    fn(std::false_type{});
+}
+
 }  // namespace ember::kernels::math

@@ -37,6 +37,22 @@ EMBER_HOST_DEVICE constexpr A highest_value() {
   return std::numeric_limits<A>::max();
 }
 
+// ---- accumulator and result types, shared by the CPU and CUDA kernels --------------------------
+
+// Integer and bool sums and products accumulate (and return) int64; floats accumulate in opmath
+// (float for float16 and bfloat16).
+template <class T>
+using sum_acc_t = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
+template <class T>
+using sum_out_t = std::conditional_t<std::is_integral_v<T>, int64_t, T>;
+
+// Scans (cumsum, cumprod) accumulate in a wide type: double for float32 and float64 (as
+// PyTorch's CPU cumsum), float for the 16-bit floats, int64 for integers; they return sum_out_t.
+template <class T>
+using scan_acc_t =
+    std::conditional_t<std::is_integral_v<T>, int64_t,
+                       std::conditional_t<std::is_same_v<T, float>, double, opmath_t<T>>>;
+
 // ---- sums and products ---------------------------------------------------------------------
 
 template <class A>
