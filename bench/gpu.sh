@@ -4,6 +4,8 @@
 # the GPU benchmarks, and writes the logs and the result table under $OUT (default ./gpu-out).
 #
 #   bash bench/gpu.sh            # on the GPU machine, from the repository root
+#   bash bench/gpu.sh --device cpu   # the same table shape on a machine without a GPU: the CPU
+#                                    # kernels against OpenBLAS and libtorch (bench/RESULTS.md)
 #
 # It needs cmake >= 3.25, a C++17 compiler, nvcc, Eigen 3.4, zlib and Catch2 2.x (Debian:
 # scripts/deps.sh); without Catch2 it builds and runs the benchmarks only.
@@ -12,6 +14,39 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 log() { echo "== [$(date +%T)] $*" | tee -a "$OUT/summary.txt"; }
+
+# --device cpu: the CPU build (EMBER_CUDA=off) and the CPU side of every row the GPU run prints:
+# SGEMM against OpenBLAS, add and sum against memcpy, a conv layer and an Adam step against
+# libtorch, and the CNN's epoch against libtorch. Each program compares side by side in one run;
+# OPENBLAS_NUM_THREADS=1 keeps libtorch's BLAS from oversubscribing the cores.
+if [ "${1:-}" = "--device" ] && [ "${2:-}" = "cpu" ]; then
+  export OPENBLAS_NUM_THREADS=1
+  threads=$(nproc)
+  log "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), ${threads} cores," \
+      "$(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
+  cmake -S . -B build-cpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=off \
+    -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_EXAMPLES=OFF > "$OUT/configure.log" 2>&1 ||
+    { log "configure failed"; tail -30 "$OUT/configure.log"; exit 1; }
+  cmake --build build-cpu -j "$threads" --target bench_sgemm bench_elementwise bench_nn \
+    bench_train bench_train_ember > "$OUT/build.log" 2>&1 ||
+    { log "build failed"; tail -40 "$OUT/build.log"; exit 1; }
+  log "built"
+  run() {  # run NAME COMMAND...: its output to $OUT/NAME.txt and the summary
+    local name=$1
+    shift
+    "$@" > "$OUT/$name.txt" 2>&1
+    log "$name: exit $?"
+    tee -a "$OUT/summary.txt" < "$OUT/$name.txt"
+  }
+  run bench_sgemm ./build-cpu/bench/bench_sgemm 3
+  run bench_elementwise ./build-cpu/bench/bench_elementwise 9
+  run bench_nn ./build-cpu/bench/bench_nn "$threads" 7 10
+  # The CNN epoch: 100 batches of each framework, alternating, scaled to the epoch.
+  MODELS=cnn THREADS="$threads" CNN_REPS=1 CNN_BATCHES=100 OUT="$OUT/bench_train.jsonl" \
+    run bench_train bash bench/run_bench_train.sh build-cpu
+  log "done: full results in $OUT"
+  exit 0
+fi
 
 nvidia-smi --query-gpu=name,compute_cap,memory.total,clocks.max.sm --format=csv \
   > "$OUT/nvidia-smi.txt" 2>&1 || true
