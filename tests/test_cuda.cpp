@@ -7,21 +7,15 @@
 #include <catch2/catch.hpp>
 
 #include "core/cuda.h"
+#include "cuda_test_util.h"
 #include "test_util.h"
 
 using namespace ember;
 using Catch::Matchers::Contains;
+using ember::testing::have_cuda;
 using ember::testing::values;
 
 namespace {
-
-// Whether the cuda tests can run here; prints the reason once per test when not.
-bool have_cuda() {
-  if (cuda::is_available()) return true;
-  WARN("skipped: " << (cuda_is_built() ? "no CUDA device is available on this machine"
-                                       : "ember was built without CUDA (EMBER_CUDA=off)"));
-  return false;
-}
 
 // A tensor of n values -2.5, -1.5, ... that every dtype holds exactly (integers truncate).
 Tensor ramp(const Shape& shape, DType dtype) {

@@ -10,6 +10,7 @@
 #include "core/cuda.h"
 #include "core/cuda_gemm.h"
 #include "core/ops/linalg.h"
+#include "cuda_test_util.h"
 #include "test_util.h"
 
 #if defined(EMBER_CUDA_SIM)
@@ -18,16 +19,10 @@
 
 using namespace ember;
 using Catch::Matchers::Contains;
+using ember::testing::have_cuda;
 using ember::testing::values;
 
 namespace {
-
-bool have_cuda() {
-  if (cuda::is_available()) return true;
-  WARN("skipped: " << (cuda_is_built() ? "no CUDA device is available on this machine"
-                                       : "ember was built without CUDA (EMBER_CUDA=off)"));
-  return false;
-}
 
 // Forces a rung of the ladder (and the ember backend) for a scope.
 class VariantGuard {

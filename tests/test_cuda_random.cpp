@@ -11,20 +11,15 @@
 #include <vector>
 
 #include "core/cuda.h"
+#include "cuda_test_util.h"
 #include "test_util.h"
 
 using namespace ember;
 using Catch::Matchers::Contains;
+using ember::testing::have_cuda;
 using ember::testing::values;
 
 namespace {
-
-bool have_cuda() {
-  if (cuda::is_available()) return true;
-  WARN("skipped: " << (cuda_is_built() ? "no CUDA device is available on this machine"
-                                       : "ember was built without CUDA (EMBER_CUDA=off)"));
-  return false;
-}
 
 const Device kDev = Device::cuda(0);
 
