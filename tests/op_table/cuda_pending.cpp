@@ -13,11 +13,7 @@ const std::set<std::string>& cuda_pending_ops() {
       "scaled_dot_product_attention", "multi_head_attention",
       // convolution and pooling (CUDA II)
       "conv2d", "conv1d", "conv_transpose2d", "im2col", "col2im", "max_pool2d_with_indices",
-      "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
-      // softmax and the losses on it (CUDA II; batch_norm, layer_norm, group_norm and the
-      // element-wise losses run on CUDA as compositions of element-wise ops and reductions,
-      // nll_loss as one of gather and reductions)
-      "softmax", "log_softmax", "cross_entropy"};
+      "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"};
   return pending;
 }
 

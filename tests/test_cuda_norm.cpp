@@ -1,0 +1,145 @@
+// The CUDA softmax / log_softmax kernels (kernels/cuda/softmax.cu) against the CPU, forward and
+// backward: short rows (a warp per row), long rows (a block per row), strided lines (dim not
+// last), non-contiguous inputs, every floating dtype and the special values (Note [Online
+// softmax]). Tagged [cuda]; without a device each case says why and returns.
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/cuda.h"
+#include "test_util.h"
+
+using namespace ember;
+using ember::testing::values;
+
+namespace {
+
+bool have_cuda() {
+  if (cuda::is_available()) return true;
+  WARN("skipped: " << (cuda_is_built() ? "no CUDA device is available on this machine"
+                                       : "ember was built without CUDA (EMBER_CUDA=off)"));
+  return false;
+}
+
+const Device kDev = Device::cuda(0);
+
+// Values in [-4 * spread, 4 * spread) of a fixed seed, in dtype.
+Tensor sample(const Shape& shape, DType dtype, double spread = 1.0, uint64_t seed = 1) {
+  manual_seed(seed);
+  return ((rand(shape, kFloat64) * 8 - 4) * spread).to(dtype);
+}
+
+double tolerance(DType dtype) {
+  if (dtype == kFloat16) return 4e-3;
+  if (dtype == kBFloat16) return 3e-2;
+  if (dtype == kFloat32) return 2e-6;
+  return 1e-13;
+}
+
+// got (device) == want (CPU) within tol relative to want's largest finite magnitude; NaN == NaN.
+void check_close(const Tensor& got, const Tensor& want, double tol, const std::string& what) {
+  INFO(what);
+  REQUIRE(got.device() == kDev);
+  CHECK(got.dtype() == want.dtype());
+  CHECK(got.sizes() == want.sizes());
+  const std::vector<double> g = values(got), w = values(want);
+  REQUIRE(g.size() == w.size());
+  double scale = 0;
+  for (double v : w)
+    if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
+  size_t bad = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const bool ok = std::isnan(w[i])   ? std::isnan(g[i])
+                    : std::isinf(w[i]) ? g[i] == w[i]
+                                       : std::abs(g[i] - w[i]) <= tol * std::max(1.0, scale);
+    if (!ok && bad++ < 5) {
+      INFO("element " << i << ": cuda " << g[i] << ", cpu " << w[i]);
+      CHECK(ok);
+    }
+  }
+  CHECK(bad == 0);
+}
+
+const DType kFloatingTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16};
+
+}  // namespace
+
+TEST_CASE("cuda softmax and log_softmax match the CPU on short, long and strided lines", "[cuda]") {
+  if (!have_cuda()) return;
+  struct Case {
+    Shape shape;
+    int64_t dim;
+  };
+  // (7, 5): warp rows shorter than a warp; (3, 1000): warp rows; (2, 3000), (1, 70000): block
+  // rows; dim 0 / 1 of 3-D shapes: strided lines; 0-dim and size-1 lines.
+  const std::vector<Case> cases = {{{7, 5}, 1},       {{3, 1000}, -1}, {{2, 3000}, 1},
+                                   {{1, 70000}, 0},   {{4, 6, 9}, 1},  {{33, 3, 5}, 0},
+                                   {{2, 2049, 3}, 1}, {{5}, 0},        {{}, 0},
+                                   {{6, 1}, 1},       {{1, 6}, 0},     {{0, 4}, 1}};
+  for (DType dt : kFloatingTypes) {
+    for (const Case& c : cases) {
+      for (bool log : {false, true}) {
+        INFO(dtype_name(dt) << " " << shape_str(c.shape) << " dim " << c.dim
+                            << (log ? " log" : ""));
+        const Tensor x = sample(c.shape, dt, 2.0);
+        const Tensor want = log ? x.log_softmax(c.dim) : x.softmax(c.dim);
+        const Tensor got = log ? x.to(kDev).log_softmax(c.dim) : x.to(kDev).softmax(c.dim);
+        check_close(got, want, tolerance(dt), "forward");
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda softmax reads non-contiguous inputs and keeps large logits finite", "[cuda]") {
+  if (!have_cuda()) return;
+  const Tensor base = sample({6, 40, 50}, kFloat32, 1000.0);  // logits up to 4000
+  const Tensor views[] = {base.transpose(0, 2), base.narrow(2, 3, 30), base.select(1, 7)};
+  for (const Tensor& v : views) {
+    for (int64_t dim = 0; dim < v.dim(); ++dim) {
+      INFO("shape " << shape_str(v.sizes()) << " dim " << dim);
+      check_close(v.to(kDev).softmax(dim), v.softmax(dim), 2e-6, "softmax");
+      check_close(v.to(kDev).log_softmax(dim), v.log_softmax(dim), 2e-6, "log_softmax");
+    }
+  }
+}
+
+TEST_CASE("cuda softmax gives the CPU's NaN for lines with NaN, +inf or only -inf", "[cuda]") {
+  if (!have_cuda()) return;
+  const double nan = ember::testing::kNaN, inf = ember::testing::kInf;
+  for (int64_t n : {int64_t{5}, int64_t{1500}}) {  // a warp row and a block row
+    Tensor x = sample({5, n}, kFloat32);
+    Tensor host = x.contiguous();
+    host.select(0, 0).narrow(0, 2, 1).fill_(nan);
+    host.select(0, 1).narrow(0, 1, 1).fill_(inf);
+    host.select(0, 2).fill_(-inf);
+    host.select(0, 3).narrow(0, 0, 1).fill_(-inf);  // one -inf among finite values: exp -> 0
+    host.select(0, 4).narrow(0, 3, 1).fill_(inf);
+    host.select(0, 4).narrow(0, 4, 1).fill_(inf);
+    for (int64_t dim : {int64_t{1}, int64_t{0}}) {
+      INFO("n " << n << " dim " << dim);
+      check_close(host.to(kDev).softmax(dim), host.softmax(dim), 2e-6, "softmax");
+      check_close(host.to(kDev).log_softmax(dim), host.log_softmax(dim), 2e-6, "log_softmax");
+    }
+  }
+}
+
+TEST_CASE("cuda softmax and log_softmax backward match the CPU", "[cuda]") {
+  if (!have_cuda()) return;
+  for (DType dt : {kFloat32, kFloat64}) {
+    for (const Shape& shape : {Shape{4, 7}, Shape{2, 1300}, Shape{3, 5, 4}}) {
+      for (int64_t dim : {int64_t{0}, int64_t{-1}}) {
+        for (bool log : {false, true}) {
+          INFO(dtype_name(dt) << " " << shape_str(shape) << " dim " << dim << (log ? " log" : ""));
+          const Tensor x = sample(shape, dt).requires_grad_(true);
+          const Tensor w = sample(shape, dt, 1.0, 7);
+          const Tensor xd = x.detach().to(kDev).requires_grad_(true);
+          ((log ? x.log_softmax(dim) : x.softmax(dim)) * w).sum().backward();
+          ((log ? xd.log_softmax(dim) : xd.softmax(dim)) * w.to(kDev)).sum().backward();
+          check_close(xd.grad(), x.grad(), tolerance(dt) * 10, "grad");
+        }
+      }
+    }
+  }
+}
