@@ -6,10 +6,13 @@
 #include <sstream>
 
 #include "autograd/grad_mode.h"
+#include "autograd/op.h"
 #include "autograd/ops/binary.h"
 #include "autograd/ops/reduce.h"
 #include "core/op_registry.h"
+#include "core/ops/copy.h"
 #include "core/ops/factory.h"
+#include "core/ops/norm.h"
 #include "nn/init.h"
 #include "nn/repr.h"
 
@@ -62,6 +65,79 @@ Moments moments(const Tensor& x, const Shape& dims) {
   m.centred = x - m.mean;
   m.var = (m.centred * m.centred).mean(dims, /*keepdim=*/true);
   return m;
+}
+
+// Note [Fused layer_norm] in core/ops/norm.h: on a cuda device, when weight and bias (if any)
+// have the input's dtype and device, layer_norm is one op with fused kernels.
+bool fused_layer_norm_applies(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (!input.device().is_cuda() || !layer_norm_stub.has_kernel(DeviceType::CUDA)) return false;
+  for (const Tensor* p : {&weight, &bias})
+    if (p->defined() && (p->dtype() != input.dtype() || p->device() != input.device()))
+      return false;
+  return true;
+}
+
+// layer_norm's gradients written with differentiable ops, the statistics recomputed from x, so
+// that the backward of the backward works (the fused kernel records no graph). k: the number
+// of normalised (trailing) dims.
+autograd::Tensors layer_norm_formula(const Tensor& x, const Tensor& weight, const Tensor& g,
+                                     int64_t k, double eps, bool need_x, bool need_w, bool need_b) {
+  const int64_t nd = x.dim();
+  Shape dims, batch;
+  for (int64_t d = 0; d < nd; ++d) (d < nd - k ? batch : dims).push_back(d);
+  const DType dt = compute_dtype(x.dtype());
+  const Tensor xc = in_dtype(x, dt), gc = in_dtype(g, dt);
+  const Moments m = moments(xc, dims);
+  const Tensor rstd = (m.var + eps).rsqrt();
+  const Tensor xhat = m.centred * rstd;
+  Tensor gx, gw, gb;
+  if (need_x) {
+    const Tensor wg = weight.defined() ? gc * in_dtype(weight, dt) : gc;
+    const Tensor mean_wg = wg.mean(dims, /*keepdim=*/true);
+    const Tensor mean_wgx = (wg * xhat).mean(dims, /*keepdim=*/true);
+    gx = rstd * (wg - mean_wg - xhat * mean_wgx);
+  }
+  if (need_w) gw = batch.empty() ? gc * xhat : (gc * xhat).sum(batch);
+  if (need_b) gb = batch.empty() ? gc : gc.sum(batch);
+  return {gx, gw, gb};
+}
+
+// The fused layer_norm (fused_layer_norm_applies): forward and, without create_graph, backward
+// are one kernel each.
+Tensor fused_layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight,
+                        const Tensor& bias, double eps) {
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  const int64_t N = shape_numel(normalized_shape);
+  autograd::Op op("NativeLayerNormBackward", {input, weight, bias});
+  native::LayerNormOutput out = op.run([&] {
+    auto raw = [](const Tensor& t) {
+      return !t.defined() || t.is_contiguous() ? t : native::contiguous(t);
+    };
+    return native::layer_norm(raw(input), N, raw(weight), raw(bias), eps);
+  });
+  op.set_output(out.y);
+  op.save(input);
+  op.save(weight);
+  op.save(out.mean);
+  op.save(out.rstd);
+  const bool has_bias = bias.defined();
+  op.backward([k, N, eps, has_bias, normalized_shape](
+                  const autograd::Saved& s, const autograd::Tensors& g) -> autograd::Tensors {
+    const Tensor x = s[0], w = s[1];
+    const bool need_x = s.needs_grad(0), need_w = w.defined() && s.needs_grad(1),
+               need_b = has_bias && s.needs_grad(2);
+    if (autograd::is_grad_enabled())  // create_graph: a graph of the backward is recorded
+      return layer_norm_formula(x, w, g[0], k, eps, need_x, need_w, need_b);
+    auto raw = [](const Tensor& t) {
+      return !t.defined() || t.is_contiguous() ? t : native::contiguous(t);
+    };
+    native::LayerNormGrads r = native::layer_norm_backward(raw(g[0]), raw(x), s[2], s[3], raw(w), N,
+                                                           need_x, need_w, need_b);
+    if (r.grad_weight.defined()) r.grad_weight = r.grad_weight.view(normalized_shape);
+    if (r.grad_bias.defined()) r.grad_bias = r.grad_bias.view(normalized_shape);
+    return {r.grad_input, r.grad_weight, r.grad_bias};
+  });
+  return out.y;
 }
 
 }  // namespace
@@ -155,6 +231,8 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
     EMBER_CHECK(p->is_floating_point(), op, ": ", p == &weight ? "weight" : "bias",
                 " must be floating-point, got ", dtype_name(p->dtype()));
   }
+  if (fused_layer_norm_applies(input, weight, bias))
+    return fused_layer_norm(input, normalized_shape, weight, bias, eps);
   Shape dims;
   for (int64_t i = 0; i < k; ++i) dims.push_back(input.dim() - k + i);
   const DType dt = compute_dtype(input.dtype());

@@ -1,7 +1,9 @@
-// The CUDA softmax / log_softmax kernels (kernels/cuda/softmax.cu) against the CPU, forward and
-// backward: short rows (a warp per row), long rows (a block per row), strided lines (dim not
-// last), non-contiguous inputs, every floating dtype and the special values (Note [Online
-// softmax]). Tagged [cuda]; without a device each case says why and returns.
+// The CUDA softmax / log_softmax (kernels/cuda/softmax.cu) and layer_norm (kernels/cuda/norm.cu)
+// kernels against the CPU, forward and backward. softmax: short rows (a warp per row), long rows
+// (a block per row), strided lines (dim not last), non-contiguous inputs, every floating dtype
+// and the special values (Note [Online softmax]). layer_norm: the fused op on short and long
+// rows, with and without affine, mean >> std, the native kernels against the CPU's, and double
+// backward. Tagged [cuda]; without a device each case says why and returns.
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "core/cuda.h"
+#include "core/ops/norm.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -142,4 +145,99 @@ TEST_CASE("cuda softmax and log_softmax backward match the CPU", "[cuda]") {
       }
     }
   }
+}
+
+// ---- layer_norm (kernels/cuda/norm.cu, Note [Fused layer_norm] in core/ops/norm.h) -----------
+
+namespace {
+
+namespace F = ember::nn::functional;
+
+struct LayerNormCase {
+  Shape shape;
+  Shape normalized;
+  bool weight, bias;
+};
+
+// Short rows (a warp each), long rows (a block each), several normalised dims, no affine.
+const std::vector<LayerNormCase> kLayerNormCases = {
+    {{6, 5}, {5}, true, true},       {{3, 4, 33}, {33}, true, true},
+    {{2, 3000}, {3000}, true, true}, {{3, 2, 700}, {2, 700}, true, false},
+    {{4, 7}, {7}, false, false},     {{5, 9}, {9}, false, true},
+    {{1, 1}, {1}, true, true},       {{0, 8}, {8}, true, true},
+    {{2, 1025}, {1025}, true, true}};
+
+}  // namespace
+
+TEST_CASE("cuda layer_norm is one fused op and matches the CPU forward and backward", "[cuda]") {
+  if (!have_cuda()) return;
+  for (DType dt : kFloatingTypes) {
+    for (const LayerNormCase& c : kLayerNormCases) {
+      for (double offset : {0.0, 100.0}) {  // mean 100 >> std
+        INFO(dtype_name(dt) << " " << shape_str(c.shape) << " over " << shape_str(c.normalized)
+                            << " offset " << offset);
+        const Tensor x = (sample(c.shape, dt, 0.5) + offset).to(dt).requires_grad_(true);
+        const Tensor w =
+            c.weight ? sample(c.normalized, dt, 0.5, 3).requires_grad_(true) : Tensor();
+        const Tensor b = c.bias ? sample(c.normalized, dt, 0.5, 4).requires_grad_(true) : Tensor();
+        const Tensor xd = x.detach().to(kDev).requires_grad_(true);
+        const Tensor wd = c.weight ? w.detach().to(kDev).requires_grad_(true) : Tensor();
+        const Tensor bd = c.bias ? b.detach().to(kDev).requires_grad_(true) : Tensor();
+        const Tensor y = F::layer_norm(x, c.normalized, w, b, 1e-5);
+        const Tensor yd = F::layer_norm(xd, c.normalized, wd, bd, 1e-5);
+        CHECK(yd.grad_fn()->name() == "NativeLayerNormBackward");
+        const double tol = dt == kFloat32 ? 2e-5 : dt == kFloat64 ? 1e-11 : tolerance(dt) * 2;
+        check_close(yd, y, tol, "forward");
+        const Tensor g = sample(c.shape, dt, 1.0, 9);
+        (y * g).sum().backward();
+        (yd * g.to(kDev)).sum().backward();
+        check_close(xd.grad(), x.grad(), tol * 10, "grad input");
+        if (c.weight) check_close(wd.grad(), w.grad(), tol * 10, "grad weight");
+        if (c.bias) check_close(bd.grad(), b.grad(), tol * 10, "grad bias");
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda layer_norm's native kernels match the CPU kernels", "[cuda]") {
+  if (!have_cuda()) return;
+  for (DType dt : kFloatingTypes) {
+    for (int64_t N : {int64_t{3}, int64_t{64}, int64_t{1500}}) {
+      INFO(dtype_name(dt) << " N " << N);
+      const Tensor x = (sample({7, N}, dt) + 100.0).to(dt), w = sample({N}, dt, 1.0, 2),
+                   b = sample({N}, dt, 1.0, 3), g = sample({7, N}, dt, 1.0, 4);
+      const native::LayerNormOutput c = native::layer_norm(x, N, w, b, 1e-5);
+      const native::LayerNormOutput d =
+          native::layer_norm(x.to(kDev), N, w.to(kDev), b.to(kDev), 1e-5);
+      const double tol = dt == kFloat32 ? 2e-5 : dt == kFloat64 ? 1e-11 : tolerance(dt) * 2;
+      check_close(d.y, c.y, tol, "y");
+      check_close(d.mean, c.mean, 1e-6, "mean");
+      check_close(d.rstd, c.rstd, tol, "rstd");
+      const native::LayerNormGrads gc =
+          native::layer_norm_backward(g, x, c.mean, c.rstd, w, N, true, true, true);
+      const native::LayerNormGrads gd = native::layer_norm_backward(
+          g.to(kDev), x.to(kDev), d.mean, d.rstd, w.to(kDev), N, true, true, true);
+      check_close(gd.grad_input, gc.grad_input, tol * 10, "dx");
+      check_close(gd.grad_weight, gc.grad_weight, tol * 10, "dw");
+      check_close(gd.grad_bias, gc.grad_bias, tol * 10, "db");
+    }
+  }
+}
+
+TEST_CASE("cuda layer_norm double backward (create_graph) matches the CPU", "[cuda]") {
+  if (!have_cuda()) return;
+  const Tensor x = sample({3, 6}, kFloat64).requires_grad_(true);
+  const Tensor w = sample({6}, kFloat64, 1.0, 2).requires_grad_(true);
+  const Tensor b = sample({6}, kFloat64, 1.0, 3).requires_grad_(true);
+  const Tensor xd = x.detach().to(kDev).requires_grad_(true);
+  const Tensor wd = w.detach().to(kDev).requires_grad_(true);
+  const Tensor bd = b.detach().to(kDev).requires_grad_(true);
+  auto second = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    const Tensor y = F::layer_norm(x, {6}, w, b, 1e-5);
+    const Tensors g = autograd::grad({(y * y * y).sum()}, {x, w}, {}, /*retain_graph=*/true,
+                                     /*create_graph=*/true);
+    return autograd::grad({(g[0] * g[0]).sum() + (g[1] * g[1]).sum()}, {x, w, b});
+  };
+  const Tensors want = second(x, w, b), got = second(xd, wd, bd);
+  for (size_t i = 0; i < 3; ++i) check_close(got[i], want[i], 1e-10, "second derivative");
 }

@@ -1,0 +1,58 @@
+#pragma once
+// Fused layer normalisation kernels: the statistics and the normalised output in one op, and
+// its backward in one op, on a row-major view (M rows of N elements, N = the numel of
+// normalized_shape). nn::functional::layer_norm calls them for cuda inputs.
+//
+// Note [Fused layer_norm]
+// nn/normalization.cpp composes layer_norm from element-wise ops and reductions (mean, x - mean,
+// the mean of the squares, rsqrt, addcmul: five passes or so, each a kernel) and gets its
+// derivatives for free. On a cuda device it calls these instead: the forward reads a row once for
+// its Welford statistics (mean and the sum of squared deviations, merged across threads with
+// warp shuffles and a block reduction) and once to write y = (x - mean) rstd w + b, computing in
+// opmath_t; the backward reads x, g once for the row sums of w g and w g xhat, once to write dx,
+// and reduces g xhat and g over the rows for dw and db. The CPU keeps the composite (its
+// results are pinned by PyTorch golden files); its kernels here are plain loops that the tests
+// use as a reference and that a device without kernels would fall back on.
+// The fused backward records no graph, so nn uses it only when no double backward is being
+// recorded (grad mode off in the backward); otherwise it evaluates the same formula with
+// differentiable ops, statistics recomputed from x, so create_graph works.
+
+#include "core/dispatch.h"
+#include "core/tensor.h"
+
+namespace ember {
+
+namespace native {
+
+struct LayerNormOutput {
+  Tensor y;     // x's shape and dtype
+  Tensor mean;  // (M), opmath dtype (float32 for float16 / bfloat16)
+  Tensor rstd;  // (M), 1 / sqrt(var + eps), the biased variance
+};
+// x: contiguous, floating, numel M * N (N > 0); weight, bias: optional, N elements of x's
+// dtype and device.
+LayerNormOutput layer_norm(const Tensor& x, int64_t N, const Tensor& weight, const Tensor& bias,
+                           double eps);
+
+struct LayerNormGrads {
+  Tensor grad_input, grad_weight, grad_bias;  // undefined where not asked for
+};
+// grad_out: x's shape and dtype; mean, rstd: layer_norm's. need: {input, weight, bias}.
+LayerNormGrads layer_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                                   const Tensor& rstd, const Tensor& weight, int64_t N,
+                                   bool need_input, bool need_weight, bool need_bias);
+}  // namespace native
+
+// Kernels: every tensor contiguous on one device; optional ones undefined.
+using layer_norm_fn = void (*)(const Tensor& y, const Tensor& mean, const Tensor& rstd,
+                               const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t M,
+                               int64_t N, double eps);
+// Writes each defined gradient tensor.
+using layer_norm_backward_fn = void (*)(const Tensor& grad_input, const Tensor& grad_weight,
+                                        const Tensor& grad_bias, const Tensor& grad_out,
+                                        const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                        const Tensor& weight, int64_t M, int64_t N);
+EMBER_DECLARE_DISPATCH(layer_norm_fn, layer_norm_stub);
+EMBER_DECLARE_DISPATCH(layer_norm_backward_fn, layer_norm_backward_stub);
+
+}  // namespace ember

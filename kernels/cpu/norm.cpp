@@ -1,0 +1,108 @@
+// CPU kernels of the fused layer_norm (core/ops/norm.h): plain loops over the rows, statistics
+// in double. nn keeps the CPU on the composite path (Note [Fused layer_norm]); these are the
+// reference the CUDA kernels are tested against.
+
+#include "core/ops/norm.h"
+
+#include <cmath>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/parallel.h"
+#include "kernels/math/convert.h"
+
+namespace ember::kernels::cpu {
+
+namespace {
+
+using math::convert;
+
+template <class T>
+const T* cptr(const Tensor& t) {
+  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
+}
+template <class T>
+T* mptr(const Tensor& t) {
+  return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
+}
+
+void layer_norm_kernel(const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                       const Tensor& weight, const Tensor& bias, int64_t M, int64_t N, double eps) {
+  EMBER_DISPATCH_FLOATING(x.dtype(), "layer_norm", [&] {
+    using T = scalar_t;
+    using A = opmath_t<T>;
+    const T* xp = cptr<T>(x);
+    const T *w = cptr<T>(weight), *b = cptr<T>(bias);
+    T* yp = mptr<T>(y);
+    A* mp = mptr<A>(mean);
+    A* rp = mptr<A>(rstd);
+    parallel_for(0, M, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const T* xr = xp + i * N;
+        double s = 0;
+        for (int64_t j = 0; j < N; ++j) s += convert<double>(xr[j]);
+        const double mu = s / static_cast<double>(N);
+        double q = 0;
+        for (int64_t j = 0; j < N; ++j) {
+          const double d = convert<double>(xr[j]) - mu;
+          q += d * d;
+        }
+        const A m = static_cast<A>(mu);
+        const A r = static_cast<A>(1.0 / std::sqrt(q / static_cast<double>(N) + eps));
+        mp[i] = m;
+        rp[i] = r;
+        for (int64_t j = 0; j < N; ++j) {
+          A v = (convert<A>(xr[j]) - m) * r;
+          if (w) v = v * convert<A>(w[j]);
+          if (b) v = v + convert<A>(b[j]);
+          yp[i * N + j] = convert<T>(v);
+        }
+      }
+    });
+  });
+}
+
+void layer_norm_backward_kernel(const Tensor& grad_input, const Tensor& grad_weight,
+                                const Tensor& grad_bias, const Tensor& grad_out, const Tensor& x,
+                                const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                                int64_t M, int64_t N) {
+  EMBER_DISPATCH_FLOATING(x.dtype(), "layer_norm_backward", [&] {
+    using T = scalar_t;
+    using A = opmath_t<T>;
+    const T *xp = cptr<T>(x), *gp = cptr<T>(grad_out), *w = cptr<T>(weight);
+    const A *mp = cptr<A>(mean), *rp = cptr<A>(rstd);
+    T* dx = mptr<T>(grad_input);
+    std::vector<double> dw(grad_weight.defined() ? N : 0, 0.0),
+        db(grad_bias.defined() ? N : 0, 0.0);
+    for (int64_t i = 0; i < M; ++i) {
+      const T *xr = xp + i * N, *gr = gp + i * N;
+      double s1 = 0, s2 = 0;  // sum(w g), sum(w g xhat)
+      for (int64_t j = 0; j < N; ++j) {
+        const double xhat = (convert<double>(xr[j]) - mp[i]) * rp[i];
+        const double g = convert<double>(gr[j]);
+        const double wg = w ? g * convert<double>(w[j]) : g;
+        s1 += wg;
+        s2 += wg * xhat;
+        if (!dw.empty()) dw[j] += g * xhat;
+        if (!db.empty()) db[j] += g;
+      }
+      if (!dx) continue;
+      const double n = static_cast<double>(N);
+      for (int64_t j = 0; j < N; ++j) {
+        const double xhat = (convert<double>(xr[j]) - mp[i]) * rp[i];
+        const double g = convert<double>(gr[j]);
+        const double wg = w ? g * convert<double>(w[j]) : g;
+        dx[i * N + j] = convert<T>(rp[i] * (wg - s1 / n - xhat * s2 / n));
+      }
+    }
+    for (size_t j = 0; j < dw.size(); ++j) mptr<T>(grad_weight)[j] = convert<T>(dw[j]);
+    for (size_t j = 0; j < db.size(); ++j) mptr<T>(grad_bias)[j] = convert<T>(db[j]);
+  });
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL(layer_norm_stub, DeviceType::CPU, layer_norm_kernel);
+EMBER_REGISTER_KERNEL(layer_norm_backward_stub, DeviceType::CPU, layer_norm_backward_kernel);
+
+}  // namespace ember::kernels::cpu
