@@ -241,3 +241,78 @@ TEST_CASE("cuda layer_norm double backward (create_graph) matches the CPU", "[cu
   const Tensors want = second(x, w, b), got = second(xd, wd, bd);
   for (size_t i = 0; i < 3; ++i) check_close(got[i], want[i], 1e-10, "second derivative");
 }
+
+// ---- cross_entropy (kernels/cuda/cross_entropy.cu, Note [Fused cross-entropy]) -----------------
+
+TEST_CASE("cuda fused cross_entropy matches the CPU for every option, forward and backward",
+          "[cuda]") {
+  if (!have_cuda()) return;
+  struct Case {
+    Shape input;
+    int64_t classes;
+  };
+  // (N, C) with C below a warp, a few warps and a full block; (C); (N, C, d1, d2).
+  const std::vector<Case> cases = {{{6, 5}, 5}, {{4, 300}, 300},   {{3, 1500}, 1500},
+                                   {{7}, 7},    {{2, 4, 3, 2}, 4}, {{0, 3}, 3}};
+  for (DType dt : kFloatingTypes) {
+    for (const Case& c : cases) {
+      Shape tshape = c.input;
+      tshape.erase(tshape.begin() + (c.input.size() == 1 ? 0 : 1));
+      manual_seed(5);
+      const Tensor target = randint(0, c.classes, tshape, kInt64);
+      Tensor target_ignored = target.clone();
+      if (target.numel() > 1) target_ignored.reshape({-1}).narrow(0, 1, 1).fill_(-100);
+      const Tensor weight = (rand({c.classes}, kFloat64) + 0.5).to(dt);
+      for (const char* reduction : {"none", "mean", "sum"}) {
+        for (double smoothing : {0.0, 0.2}) {
+          for (int variant = 0; variant < 3; ++variant) {  // plain, class weights, ignored
+            INFO(dtype_name(dt) << " " << shape_str(c.input) << " " << reduction << " smoothing "
+                                << smoothing << " variant " << variant);
+            const Tensor w = variant == 1 ? weight : Tensor();
+            const Tensor t = variant == 2 ? target_ignored : target;
+            const Tensor x = sample(c.input, dt, 2.0).requires_grad_(true);
+            const Tensor xd = x.detach().to(kDev).requires_grad_(true);
+            const Tensor want = F::cross_entropy(x, t, w, -100, reduction, smoothing);
+            const Tensor got = F::cross_entropy(xd, t.to(kDev), w.defined() ? w.to(kDev) : w, -100,
+                                                reduction, smoothing);
+            if (c.input[0] > 0) CHECK(got.grad_fn()->name() == "CrossEntropyLossBackward");
+            const double tol = dt == kFloat32 ? 1e-5 : dt == kFloat64 ? 1e-12 : tolerance(dt) * 4;
+            check_close(got, want, tol, "loss");
+            const Tensor g = sample(want.sizes(), dt, 1.0, 11);
+            (want * g).sum().backward();
+            (got * g.to(kDev)).sum().backward();
+            check_close(xd.grad(), x.grad(), tol, "grad");
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("fused cross_entropy equals the composite on the CPU, and double backward works",
+          "[cuda]") {
+  if (!have_cuda()) return;
+  // Class weights that require grad take the composite: the reference for the fused op.
+  const Tensor x = sample({5, 6}, kFloat64, 2.0).requires_grad_(true);
+  manual_seed(3);
+  const Tensor t = randint(0, 6, {5}, kInt64);
+  const Tensor w = (rand({6}, kFloat64) + 0.5);
+  const Tensor w_grad = w.clone().requires_grad_(true);
+  const Tensor fused = F::cross_entropy(x, t, w, -100, "mean", 0.1);
+  const Tensor composite = F::cross_entropy(x, t, w_grad, -100, "mean", 0.1);
+  CHECK(fused.grad_fn()->name() == "CrossEntropyLossBackward");
+  CHECK(fused.item<double>() == Approx(composite.item<double>()).epsilon(1e-12));
+  // Second derivatives through the differentiable formula, on both devices.
+  auto second = [&](const Tensor& xi, const Tensor& ti, const Tensor& wi) {
+    const Tensor loss = F::cross_entropy(xi, ti, wi, -100, "mean", 0.1);
+    const Tensors g = autograd::grad({loss}, {xi}, {}, true, /*create_graph=*/true);
+    return autograd::grad({(g[0] * g[0]).sum()}, {xi})[0];
+  };
+  const Tensor want = second(x, t, w_grad);
+  const std::vector<double> formula = values(second(x, t, w)), composite_2 = values(want);
+  REQUIRE(formula.size() == composite_2.size());
+  for (size_t i = 0; i < formula.size(); ++i)  // formula vs composite, CPU
+    CHECK(formula[i] == Approx(composite_2[i]).margin(1e-14));
+  const Tensor xd = x.detach().to(kDev).requires_grad_(true);
+  check_close(second(xd, t.to(kDev), w.to(kDev)), want, 1e-10, "second derivative");
+}

@@ -27,6 +27,7 @@
 #include "core/ops/copy.h"
 #include "core/ops/softmax.h"
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/online_softmax.cuh"
 #include "kernels/cuda/warp.cuh"
 #include "kernels/math/convert.h"
 
@@ -40,48 +41,6 @@ constexpr int64_t kWarpRowMax = 1024;
 constexpr int kWarpRowsPerBlock = 4;
 constexpr int kBlockThreads = 512;
 constexpr int kLineThreads = 128;
-
-// A running max and the sum of exp(x - max) (Note [Online softmax]); sum == 0: no element yet.
-template <class A>
-struct Online {
-  A max;
-  A sum;
-
-  __device__ __forceinline__ static Online empty() {
-    return {-std::numeric_limits<A>::infinity(), A(0)};
-  }
-  __device__ __forceinline__ void add(A x) {
-    if (x > max) {
-      sum = sum * std::exp(max - x) + A(1);
-      max = x;
-    } else if (sum == A(0)) {  // the first element: -inf or NaN
-      max = x;
-      sum = A(1);
-    } else {
-      sum += std::exp(x - max);  // NaN for x NaN, or x == max == +inf
-    }
-  }
-  __device__ __forceinline__ static Online merge(const Online& a, const Online& b) {
-    if (b.sum == A(0)) return a;
-    if (a.sum == A(0)) return b;
-    const A m = a.max > b.max ? a.max : b.max;
-    return {m, a.sum * std::exp(a.max - m) + b.sum * std::exp(b.max - m)};
-  }
-  // The line is done: NaN when the max is not finite (+inf present, or only -inf).
-  __device__ __forceinline__ void finish() {
-    if (!(max - max == A(0))) sum = std::numeric_limits<A>::quiet_NaN();
-  }
-};
-
-template <class A>
-__device__ __forceinline__ Online<A> warp_merge(Online<A> s) {
-  for (int d = 16; d > 0; d /= 2) {
-    const Online<A> other = detail::shuffle_words(
-        s, [&](unsigned w) { return __shfl_xor_sync(0xffffffffu, w, d, 32); });
-    s = Online<A>::merge(s, other);
-  }
-  return s;
-}
 
 // The second pass over one line: y[i * step] from x[i * step], i in [begin, n) by `stride`.
 template <class T, class A, bool kLog>
@@ -110,7 +69,7 @@ __global__ void softmax_warp_kernel(const T* x, T* y, int64_t rows, int64_t n) {
   Online<A> s = Online<A>::empty();
   if (live)
     for (int64_t i = lane; i < n; i += 32) s.add(convert<A>(xr[i]));
-  s = warp_merge(s);
+  s = online_warp_merge(s);
   s.finish();
   if (live) write_line<T, A, kLog>(xr, y + row * n, n, lane, 32, 1, s);
 }
@@ -125,12 +84,12 @@ __global__ void softmax_block_kernel(const T* x, T* y, int64_t n) {
   const T* xr = x + row * n;
   Online<A> s = Online<A>::empty();
   for (int64_t i = tid; i < n; i += kBlockThreads) s.add(convert<A>(xr[i]));
-  s = warp_merge(s);
+  s = online_warp_merge(s);
   if (lane == 0) partial[warp] = s;
   __syncthreads();
   // Every warp merges the warps' states in the same order, so all threads hold the same state.
   s = lane < kBlockThreads / 32 ? partial[lane] : Online<A>::empty();
-  s = warp_merge(s);
+  s = online_warp_merge(s);
   s.finish();
   write_line<T, A, kLog>(xr, y + row * n, n, tid, kBlockThreads, 1, s);
 }
