@@ -39,3 +39,7 @@ fi
 ./build-gpu/bench/bench_cuda > "$OUT/bench_cuda.txt" 2>&1
 log "bench_cuda: exit $?"
 cat "$OUT/bench_cuda.txt" | tee -a "$OUT/summary.txt"
+
+./build-gpu/bench/bench_norm_cuda > "$OUT/bench_norm_cuda.txt" 2>&1
+log "bench_norm_cuda: exit $?"
+cat "$OUT/bench_norm_cuda.txt" | tee -a "$OUT/summary.txt"
