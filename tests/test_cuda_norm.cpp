@@ -316,3 +316,94 @@ TEST_CASE("fused cross_entropy equals the composite on the CPU, and double backw
   const Tensor xd = x.detach().to(kDev).requires_grad_(true);
   check_close(second(xd, t.to(kDev), w.to(kDev)), want, 1e-10, "second derivative");
 }
+
+// ---- batch_norm (kernels/cuda/norm.cu) ----------------------------------------------------------
+
+TEST_CASE("cuda batch_norm is one fused op: training with running statistics and eval", "[cuda]") {
+  if (!have_cuda()) return;
+  const std::vector<Shape> shapes = {{8, 3}, {4, 5, 7}, {2, 3, 5, 6}, {3, 2, 700}};
+  for (DType dt : kFloatingTypes) {
+    for (const Shape& shape : shapes) {
+      for (bool training : {true, false}) {
+        for (bool affine : {true, false}) {
+          for (double offset : {0.0, 100.0}) {
+            INFO(dtype_name(dt) << " " << shape_str(shape) << (training ? " train" : " eval")
+                                << (affine ? " affine" : "") << " offset " << offset);
+            const int64_t C = shape[1];
+            const Tensor x = (sample(shape, dt, 0.5) + offset).to(dt).requires_grad_(true);
+            const Tensor w = affine ? sample({C}, dt, 0.5, 3).requires_grad_(true) : Tensor();
+            const Tensor b = affine ? sample({C}, dt, 0.5, 4).requires_grad_(true) : Tensor();
+            const Tensor rm = (sample({C}, dt, 0.2, 5) + offset).to(dt);
+            const Tensor rv = (sample({C}, dt, 0.2, 6).abs() + 0.5).to(dt);
+            const Tensor rm_d = rm.to(kDev), rv_d = rv.to(kDev);
+            const Tensor xd = x.detach().to(kDev).requires_grad_(true);
+            const Tensor wd = affine ? w.detach().to(kDev).requires_grad_(true) : Tensor();
+            const Tensor bd = affine ? b.detach().to(kDev).requires_grad_(true) : Tensor();
+            const Tensor y = F::batch_norm(x, rm, rv, w, b, training, 0.1, 1e-5);
+            const Tensor yd = F::batch_norm(xd, rm_d, rv_d, wd, bd, training, 0.1, 1e-5);
+            CHECK(yd.grad_fn()->name() == "NativeBatchNormBackward");
+            const double tol = dt == kFloat32 ? 2e-5 : dt == kFloat64 ? 1e-11 : tolerance(dt) * 2;
+            check_close(yd, y, tol, "forward");
+            check_close(rm_d, rm, tol, "running_mean");
+            check_close(rv_d, rv, tol, "running_var");
+            const Tensor g = sample(shape, dt, 1.0, 9);
+            (y * g).sum().backward();
+            (yd * g.to(kDev)).sum().backward();
+            check_close(xd.grad(), x.grad(), tol * 10, "grad input");
+            if (affine) {
+              check_close(wd.grad(), w.grad(), tol * 10, "grad weight");
+              check_close(bd.grad(), b.grad(), tol * 10, "grad bias");
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda BatchNorm2d modules track statistics like the CPU, momentum None included",
+          "[cuda]") {
+  if (!have_cuda()) return;
+  for (std::optional<double> momentum : {std::optional<double>(0.1), std::optional<double>()}) {
+    nn::BatchNorm2d cpu(4, 1e-5, momentum), dev(4, 1e-5, momentum);
+    dev.to(kDev);
+    for (int step = 0; step < 3; ++step) {
+      const Tensor x = sample({3, 4, 5, 5}, kFloat32, 1.0, 20 + step);
+      check_close(dev.forward(x.to(kDev)), cpu.forward(x), 2e-5, "train forward");
+    }
+    check_close(dev.running_mean, cpu.running_mean, 1e-5, "running_mean");
+    check_close(dev.running_var, cpu.running_var, 1e-5, "running_var");
+    CHECK(dev.num_batches_tracked.item<int64_t>() == 3);
+    cpu.eval();
+    dev.eval();
+    const Tensor x = sample({2, 4, 3, 3}, kFloat32, 1.0, 40);
+    check_close(dev.forward(x.to(kDev)), cpu.forward(x), 2e-5, "eval forward");
+  }
+}
+
+TEST_CASE("cuda batch_norm double backward (create_graph) matches the CPU", "[cuda]") {
+  if (!have_cuda()) return;
+  for (bool training : {true, false}) {
+    INFO((training ? "train" : "eval"));
+    const Tensor x = sample({4, 3, 5}, kFloat64).requires_grad_(true);
+    const Tensor w = sample({3}, kFloat64, 1.0, 2).requires_grad_(true);
+    const Tensor b = sample({3}, kFloat64, 1.0, 3).requires_grad_(true);
+    const Tensor rm = sample({3}, kFloat64, 0.2, 4), rv = sample({3}, kFloat64, 0.2, 5).abs() + 1;
+    auto second = [&](const Tensor& xi, const Tensor& wi, const Tensor& bi, const Tensor& rmi,
+                      const Tensor& rvi) {
+      const Tensor y = F::batch_norm(xi, rmi.clone(), rvi.clone(), wi, bi, training, 0.1, 1e-5);
+      const Tensors g = autograd::grad({(y * y * y).sum()}, {xi, wi}, {}, true, true);
+      return autograd::grad({(g[0] * g[0]).sum() + (g[1] * g[1]).sum()}, {xi, wi, bi}, {}, {},
+                            false, /*allow_unused=*/true);
+    };
+    const Tensors want = second(x, w, b, rm, rv);
+    const Tensor xd = x.detach().to(kDev).requires_grad_(true);
+    const Tensor wd = w.detach().to(kDev).requires_grad_(true);
+    const Tensor bd = b.detach().to(kDev).requires_grad_(true);
+    const Tensors got = second(xd, wd, bd, rm.to(kDev), rv.to(kDev));
+    for (size_t i = 0; i < 3; ++i) {
+      if (!want[i].defined()) continue;
+      check_close(got[i], want[i], 1e-10, "second derivative");
+    }
+  }
+}

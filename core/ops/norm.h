@@ -1,7 +1,8 @@
 #pragma once
-// Fused layer normalisation kernels: the statistics and the normalised output in one op, and
-// its backward in one op, on a row-major view (M rows of N elements, N = the numel of
-// normalized_shape). nn::functional::layer_norm calls them for cuda inputs.
+// Fused normalisation kernels: the statistics and the normalised output in one op, and its
+// backward in one op. layer_norm works on a row-major view (M rows of N elements, N = the numel
+// of normalized_shape), batch_norm on (N, C, L) with statistics per channel.
+// nn::functional::layer_norm and batch_norm call them for cuda inputs.
 //
 // Note [Fused layer_norm]
 // nn/normalization.cpp composes layer_norm from element-wise ops and reductions (mean, x - mean,
@@ -41,6 +42,28 @@ struct LayerNormGrads {
 LayerNormGrads layer_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& mean,
                                    const Tensor& rstd, const Tensor& weight, int64_t N,
                                    bool need_input, bool need_weight, bool need_bias);
+
+// batch_norm (Note [Fused layer_norm] applies alike: one block per channel reads the channel's
+// N * L values for its Welford statistics, updates the running ones and writes the output; the
+// backward is one block per channel too: the sums of g and g xhat, then dx).
+struct BatchNormOutput {
+  Tensor y;     // x's shape and dtype
+  Tensor mean;  // (C), opmath dtype: the batch mean (training) or the running mean (eval)
+  Tensor rstd;  // (C), opmath dtype: 1 / sqrt(var + eps), var the biased batch variance or
+                // the running variance
+};
+// x: contiguous (N, C, *), floating; weight, bias, running_mean, running_var: optional, (C) of
+// x's dtype and device. training: batch statistics, and when running_mean / running_var are
+// defined they become (1 - f) running + f batch (the unbiased variance for running_var);
+// otherwise the running statistics normalise.
+BatchNormOutput batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                           const Tensor& running_mean, const Tensor& running_var, bool training,
+                           double momentum_factor, double eps);
+// grad_out: x's shape; mean, rstd: batch_norm's; training as in the forward (in eval the
+// statistics are constants: dx = g w rstd).
+LayerNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                                   const Tensor& rstd, const Tensor& weight, bool training,
+                                   bool need_input, bool need_weight, bool need_bias);
 }  // namespace native
 
 // Kernels: every tensor contiguous on one device; optional ones undefined.
@@ -52,7 +75,20 @@ using layer_norm_backward_fn = void (*)(const Tensor& grad_input, const Tensor& 
                                         const Tensor& grad_bias, const Tensor& grad_out,
                                         const Tensor& x, const Tensor& mean, const Tensor& rstd,
                                         const Tensor& weight, int64_t M, int64_t N);
+// x: (N, C, L).
+using batch_norm_fn = void (*)(const Tensor& y, const Tensor& mean, const Tensor& rstd,
+                               const Tensor& x, const Tensor& weight, const Tensor& bias,
+                               const Tensor& running_mean, const Tensor& running_var, int64_t N,
+                               int64_t C, int64_t L, bool training, double momentum_factor,
+                               double eps);
+using batch_norm_backward_fn = void (*)(const Tensor& grad_input, const Tensor& grad_weight,
+                                        const Tensor& grad_bias, const Tensor& grad_out,
+                                        const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                        const Tensor& weight, int64_t N, int64_t C, int64_t L,
+                                        bool training);
 EMBER_DECLARE_DISPATCH(layer_norm_fn, layer_norm_stub);
+EMBER_DECLARE_DISPATCH(batch_norm_fn, batch_norm_stub);
+EMBER_DECLARE_DISPATCH(batch_norm_backward_fn, batch_norm_backward_stub);
 EMBER_DECLARE_DISPATCH(layer_norm_backward_fn, layer_norm_backward_stub);
 
 }  // namespace ember

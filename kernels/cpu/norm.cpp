@@ -100,8 +100,93 @@ void layer_norm_backward_kernel(const Tensor& grad_input, const Tensor& grad_wei
   });
 }
 
+// x: (N, C, L); a channel at a time, statistics in double.
+void batch_norm_kernel(const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                       const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                       const Tensor& running_var, int64_t N, int64_t C, int64_t L, bool training,
+                       double f, double eps) {
+  EMBER_DISPATCH_FLOATING(x.dtype(), "batch_norm", [&] {
+    using T = scalar_t;
+    using A = opmath_t<T>;
+    const T *xp = cptr<T>(x), *w = cptr<T>(weight), *b = cptr<T>(bias);
+    T *yp = mptr<T>(y), *rm = mptr<T>(running_mean), *rv = mptr<T>(running_var);
+    A *mp = mptr<A>(mean), *rp = mptr<A>(rstd);
+    const double count = static_cast<double>(N * L);
+    for (int64_t c = 0; c < C; ++c) {
+      double mu, var;
+      if (training) {
+        double s = 0, q = 0;
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t l = 0; l < L; ++l) s += convert<double>(xp[(n * C + c) * L + l]);
+        mu = s / count;
+        for (int64_t n = 0; n < N; ++n) {
+          for (int64_t l = 0; l < L; ++l) {
+            const double d = convert<double>(xp[(n * C + c) * L + l]) - mu;
+            q += d * d;
+          }
+        }
+        var = q / count;
+        if (rm) {
+          rm[c] = convert<T>((1 - f) * convert<double>(rm[c]) + f * mu);
+          rv[c] = convert<T>((1 - f) * convert<double>(rv[c]) + f * q / (count - 1));
+        }
+      } else {
+        mu = convert<double>(rm[c]);
+        var = convert<double>(rv[c]);
+      }
+      const A m = static_cast<A>(mu), r = static_cast<A>(1.0 / std::sqrt(var + eps));
+      mp[c] = m;
+      rp[c] = r;
+      const A scale = w ? r * convert<A>(w[c]) : r, shift = b ? convert<A>(b[c]) : A(0);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t l = 0; l < L; ++l) {
+          const int64_t k = (n * C + c) * L + l;
+          yp[k] = convert<T>((convert<A>(xp[k]) - m) * scale + shift);
+        }
+    }
+  });
+}
+
+void batch_norm_backward_kernel(const Tensor& grad_input, const Tensor& grad_weight,
+                                const Tensor& grad_bias, const Tensor& grad_out, const Tensor& x,
+                                const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                                int64_t N, int64_t C, int64_t L, bool training) {
+  EMBER_DISPATCH_FLOATING(x.dtype(), "batch_norm_backward", [&] {
+    using T = scalar_t;
+    using A = opmath_t<T>;
+    const T *xp = cptr<T>(x), *gp = cptr<T>(grad_out), *w = cptr<T>(weight);
+    const A *mp = cptr<A>(mean), *rp = cptr<A>(rstd);
+    T *dx = mptr<T>(grad_input), *dw = mptr<T>(grad_weight), *db = mptr<T>(grad_bias);
+    const double count = static_cast<double>(N * L);
+    for (int64_t c = 0; c < C; ++c) {
+      const double m = mp[c], r = rp[c], wc = w ? convert<double>(w[c]) : 1.0;
+      double sg = 0, sgx = 0;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t l = 0; l < L; ++l) {
+          const int64_t k = (n * C + c) * L + l;
+          const double g = convert<double>(gp[k]);
+          sg += g;
+          sgx += g * (convert<double>(xp[k]) - m) * r;
+        }
+      if (dw) dw[c] = convert<T>(sgx);
+      if (db) db[c] = convert<T>(sg);
+      if (!dx) continue;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t l = 0; l < L; ++l) {
+          const int64_t k = (n * C + c) * L + l;
+          const double g = convert<double>(gp[k]);
+          const double xhat = (convert<double>(xp[k]) - m) * r;
+          dx[k] =
+              convert<T>(training ? wc * r * (g - sg / count - xhat * sgx / count) : g * wc * r);
+        }
+    }
+  });
+}
+
 }  // namespace
 
+EMBER_REGISTER_KERNEL(batch_norm_stub, DeviceType::CPU, batch_norm_kernel);
+EMBER_REGISTER_KERNEL(batch_norm_backward_stub, DeviceType::CPU, batch_norm_backward_kernel);
 EMBER_REGISTER_KERNEL(layer_norm_stub, DeviceType::CPU, layer_norm_kernel);
 EMBER_REGISTER_KERNEL(layer_norm_backward_stub, DeviceType::CPU, layer_norm_backward_kernel);
 

@@ -1,5 +1,8 @@
-// CUDA kernels of the fused layer_norm (core/ops/norm.h, Note [Fused layer_norm]): x is M rows of
-// N contiguous elements; statistics and arithmetic in opmath_t (float for float16 / bfloat16).
+// CUDA kernels of the fused layer_norm and batch_norm (core/ops/norm.h, Note [Fused layer_norm]).
+// layer_norm's x is M rows of N contiguous elements; statistics and arithmetic in opmath_t
+// (float for float16 / bfloat16). batch_norm takes a block per channel of x (N, C, L), with the
+// same Welford fold and merge, then the write pass; its backward sums g and g xhat per channel
+// (dw, db) and writes dx in a second pass of the same block.
 //
 // Forward: rows of up to kWarpRowMax elements take a warp each (kRowsPerBlock rows per block),
 // longer rows a block of kBlockThreads. Each thread folds its elements (i, i + stride, ...) into a
@@ -256,8 +259,131 @@ void layer_norm_backward_cuda(const Tensor& grad_input, const Tensor& grad_weigh
   });
 }
 
+// ---- batch_norm: a block of kBlockThreads per channel ---------------------------------------
+
+// Element k < N * L of channel c of x (N, C, L).
+__device__ __forceinline__ int64_t channel_offset(int64_t k, int64_t c, int64_t C, int64_t L) {
+  return ((k / L) * C + c) * L + k % L;
+}
+
+// y from x (N, C, L); mean, rstd (C) out; rm, rv: running statistics (null when absent).
+template <class T>
+__global__ void batch_norm_kernel(const T* x, const T* w, const T* b, T* rm, T* rv, T* y,
+                                  opmath_t<T>* mean, opmath_t<T>* rstd, int64_t N, int64_t C,
+                                  int64_t L, bool training, opmath_t<T> f, opmath_t<T> eps) {
+  using A = opmath_t<T>;
+  using Op = math::WelfordOp<A>;
+  using S = math::WelfordState<A>;
+  EMBER_SHARED_ARRAY(S, partial, kWarps);
+  const int64_t c = blockIdx.x, count = N * L;
+  const int tid = static_cast<int>(threadIdx.x);
+  A m, r;
+  if (training) {
+    const Op op;
+    S s = op.identity();
+    for (int64_t k = tid; k < count; k += kBlockThreads)
+      s = op.reduce(s, convert<A>(x[channel_offset(k, c, C, L)]), k);
+    s = block_all(s, WelfordMerge{}, op.identity(), partial);
+    m = s.mean;
+    r = A(1) / std::sqrt(s.m2 / static_cast<A>(count) + eps);
+    if (tid == 0 && rm) {
+      rm[c] = convert<T>((A(1) - f) * convert<A>(rm[c]) + f * m);
+      rv[c] = convert<T>((A(1) - f) * convert<A>(rv[c]) + f * (s.m2 / static_cast<A>(count - 1)));
+    }
+  } else {
+    m = convert<A>(rm[c]);
+    r = A(1) / std::sqrt(convert<A>(rv[c]) + eps);
+  }
+  if (tid == 0) {
+    mean[c] = m;
+    rstd[c] = r;
+  }
+  const A scale = w ? r * convert<A>(w[c]) : r, shift = b ? convert<A>(b[c]) : A(0);
+  for (int64_t k = tid; k < count; k += kBlockThreads) {
+    const int64_t o = channel_offset(k, c, C, L);
+    y[o] = convert<T>((convert<A>(x[o]) - m) * scale + shift);
+  }
+}
+
+// dx (training: w rstd (g - mean(g) - xhat mean(g xhat)); eval: g w rstd), dw = sum(g xhat),
+// db = sum(g) per channel; any output may be null.
+template <class T>
+__global__ void batch_norm_backward_kernel(const T* g, const T* x, const opmath_t<T>* mean,
+                                           const opmath_t<T>* rstd, const T* w, T* dx, T* dw, T* db,
+                                           int64_t N, int64_t C, int64_t L, bool training) {
+  using A = opmath_t<T>;
+  using S = Sums<A>;
+  EMBER_SHARED_ARRAY(S, partial, kWarps);
+  const int64_t c = blockIdx.x, count = N * L;
+  const int tid = static_cast<int>(threadIdx.x);
+  const A m = mean[c], r = rstd[c], wc = w ? convert<A>(w[c]) : A(1);
+  S s{A(0), A(0)};
+  for (int64_t k = tid; k < count; k += kBlockThreads) {
+    const int64_t o = channel_offset(k, c, C, L);
+    const A gi = convert<A>(g[o]);
+    s.a += gi;
+    s.b += gi * ((convert<A>(x[o]) - m) * r);
+  }
+  s = block_all(s, SumsMerge{}, S{A(0), A(0)}, partial);
+  if (tid == 0) {
+    if (dw) dw[c] = convert<T>(s.b);
+    if (db) db[c] = convert<T>(s.a);
+  }
+  if (!dx) return;
+  const A inv_n = A(1) / static_cast<A>(count);
+  const A mean_g = s.a * inv_n, mean_gx = s.b * inv_n;
+  for (int64_t k = tid; k < count; k += kBlockThreads) {
+    const int64_t o = channel_offset(k, c, C, L);
+    const A gi = convert<A>(g[o]);
+    const A v =
+        training ? wc * r * (gi - mean_g - (convert<A>(x[o]) - m) * r * mean_gx) : gi * wc * r;
+    dx[o] = convert<T>(v);
+  }
+}
+
+void batch_norm_cuda(const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                     const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                     const Tensor& running_var, int64_t N, int64_t C, int64_t L, bool training,
+                     double f, double eps) {
+  EMBER_CHECK(C <= INT32_MAX, "batch_norm: ", C, " channels; the CUDA kernel takes up to 2^31 - 1");
+  const Device device = x.device();
+  DeviceGuard guard(device);
+  const Stream stream = current_stream(device);
+  EMBER_DISPATCH_FLOATING(x.dtype(), "batch_norm", [&] {
+    using T = scalar_t;
+    using A = opmath_t<T>;
+    uses_collectives(&batch_norm_kernel<T>);
+    launch_kernel("batch_norm_kernel", &batch_norm_kernel<T>, dim3(static_cast<unsigned>(C)),
+                  dim3(kBlockThreads), 0, stream, cptr<T>(x), cptr<T>(weight), cptr<T>(bias),
+                  mptr<T>(running_mean), mptr<T>(running_var), mptr<T>(y), mptr<A>(mean),
+                  mptr<A>(rstd), N, C, L, training, static_cast<A>(f), static_cast<A>(eps));
+  });
+}
+
+void batch_norm_backward_cuda(const Tensor& grad_input, const Tensor& grad_weight,
+                              const Tensor& grad_bias, const Tensor& grad_out, const Tensor& x,
+                              const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                              int64_t N, int64_t C, int64_t L, bool training) {
+  EMBER_CHECK(C <= INT32_MAX, "batch_norm_backward: ", C,
+              " channels; the CUDA kernel takes up to 2^31 - 1");
+  const Device device = x.device();
+  DeviceGuard guard(device);
+  const Stream stream = current_stream(device);
+  EMBER_DISPATCH_FLOATING(x.dtype(), "batch_norm_backward", [&] {
+    using T = scalar_t;
+    using A = opmath_t<T>;
+    uses_collectives(&batch_norm_backward_kernel<T>);
+    launch_kernel("batch_norm_backward_kernel", &batch_norm_backward_kernel<T>,
+                  dim3(static_cast<unsigned>(C)), dim3(kBlockThreads), 0, stream, cptr<T>(grad_out),
+                  cptr<T>(x), cptr<A>(mean), cptr<A>(rstd), cptr<T>(weight), mptr<T>(grad_input),
+                  mptr<T>(grad_weight), mptr<T>(grad_bias), N, C, L, training);
+  });
+}
+
 }  // namespace
 
+EMBER_REGISTER_KERNEL(batch_norm_stub, DeviceType::CUDA, batch_norm_cuda);
+EMBER_REGISTER_KERNEL(batch_norm_backward_stub, DeviceType::CUDA, batch_norm_backward_cuda);
 EMBER_REGISTER_KERNEL(layer_norm_stub, DeviceType::CUDA, layer_norm_cuda);
 EMBER_REGISTER_KERNEL(layer_norm_backward_stub, DeviceType::CUDA, layer_norm_backward_cuda);
 
