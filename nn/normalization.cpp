@@ -227,6 +227,67 @@ Tensor fused_batch_norm(const Tensor& input, const Tensor& weight, const Tensor&
   return out.y;
 }
 
+// group_norm's gradients with differentiable ops (for create_graph), the statistics of each
+// (n, group) row recomputed from x.
+autograd::Tensors group_norm_formula(const Tensor& x, const Tensor& weight, const Tensor& g,
+                                     int64_t groups, double eps, bool need_x, bool need_w,
+                                     bool need_b) {
+  const int64_t N = x.size(0), C = x.size(1);
+  Shape dims{0};
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  Shape channel_shape(static_cast<size_t>(x.dim()), 1);
+  channel_shape[1] = C;
+  const DType dt = compute_dtype(x.dtype());
+  const Shape rows{N, groups, -1};
+  const Tensor xc = in_dtype(x, dt).reshape(rows), gc = in_dtype(g, dt);
+  const Moments m = moments(xc, {2});
+  const Tensor r = (m.var + eps).rsqrt();
+  const Tensor xhat = m.centred * r;  // (N, G, C / G * L)
+  Tensor gx, gw, gb;
+  if (need_x) {
+    const Tensor wg =
+        (weight.defined() ? gc * in_dtype(weight, dt).view(channel_shape) : gc).reshape(rows);
+    gx =
+        (r * (wg - wg.mean({2}, /*keepdim=*/true) - xhat * (wg * xhat).mean({2}, /*keepdim=*/true)))
+            .reshape(x.sizes());
+  }
+  if (need_w) gw = (gc * xhat.reshape(x.sizes())).sum(dims);
+  if (need_b) gb = gc.sum(dims);
+  return {gx, gw, gb};
+}
+
+// The fused group_norm (on cuda, weight and bias of the input's dtype and device).
+Tensor fused_group_norm(const Tensor& input, int64_t groups, const Tensor& weight,
+                        const Tensor& bias, double eps) {
+  auto raw = [](const Tensor& t) {
+    return !t.defined() || t.is_contiguous() ? t : native::contiguous(t);
+  };
+  autograd::Op op("NativeGroupNormBackward", {input, weight, bias});
+  native::LayerNormOutput out =
+      op.run([&] { return native::group_norm(raw(input), groups, raw(weight), raw(bias), eps); });
+  op.set_output(out.y);
+  op.save(input);
+  op.save(weight);
+  op.save(out.mean);
+  op.save(out.rstd);
+  const bool has_bias = bias.defined();
+  op.backward([groups, eps, has_bias](const autograd::Saved& s,
+                                      const autograd::Tensors& g) -> autograd::Tensors {
+    const Tensor x = s[0], w = s[1];
+    const bool need_x = s.needs_grad(0), need_w = w.defined() && s.needs_grad(1),
+               need_b = has_bias && s.needs_grad(2);
+    if (autograd::is_grad_enabled())  // create_graph: a graph of the backward is recorded
+      return group_norm_formula(x, w, g[0], groups, eps, need_x, need_w, need_b);
+    auto raw = [](const Tensor& t) {
+      return !t.defined() || t.is_contiguous() ? t : native::contiguous(t);
+    };
+    native::LayerNormGrads r = native::group_norm_backward(raw(g[0]), raw(x), s[2], s[3], raw(w),
+                                                           groups, need_x, need_w, need_b);
+    return {r.grad_input, r.grad_weight, r.grad_bias};
+  });
+  return out.y;
+}
+
 }  // namespace
 
 namespace functional {
@@ -371,6 +432,9 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
               input.sizes(), " and num_groups=", num_groups);
   check_per_channel(weight, C, "weight", op, input);
   check_per_channel(bias, C, "bias", op, input);
+  if (input.device().is_cuda() && group_norm_stub.has_kernel(DeviceType::CUDA) &&
+      fused_batch_norm_applies(input, {&weight, &bias}))  // same dtype and device
+    return fused_group_norm(input, num_groups, weight, bias, eps);
   int64_t inner = 1;  // elements per channel
   for (int64_t d = 2; d < input.dim(); ++d) inner *= input.size(d);
   const DType dt = compute_dtype(input.dtype());

@@ -407,3 +407,63 @@ TEST_CASE("cuda batch_norm double backward (create_graph) matches the CPU", "[cu
     }
   }
 }
+
+// ---- group_norm (kernels/cuda/norm.cu: layer_norm's row kernels, per-channel affine) ----------
+
+TEST_CASE("cuda group_norm is one fused op and matches the CPU forward and backward", "[cuda]") {
+  if (!have_cuda()) return;
+  struct Case {
+    Shape shape;
+    int64_t groups;
+    bool affine;
+  };
+  // Rows of a warp and of a block (2 x 700 = 1400 elements), one group, a group per channel.
+  const std::vector<Case> cases = {{{2, 6, 5}, 3, true},      {{3, 4}, 2, true},
+                                   {{2, 4, 2, 350}, 2, true}, {{2, 6, 3, 3}, 1, false},
+                                   {{3, 5, 7}, 5, true},      {{1, 4, 9}, 4, false}};
+  for (DType dt : kFloatingTypes) {
+    for (const Case& c : cases) {
+      for (double offset : {0.0, 100.0}) {
+        INFO(dtype_name(dt) << " " << shape_str(c.shape) << " groups " << c.groups << " offset "
+                            << offset);
+        const int64_t C = c.shape[1];
+        const Tensor x = (sample(c.shape, dt, 0.5) + offset).to(dt).requires_grad_(true);
+        const Tensor w = c.affine ? sample({C}, dt, 0.5, 3).requires_grad_(true) : Tensor();
+        const Tensor b = c.affine ? sample({C}, dt, 0.5, 4).requires_grad_(true) : Tensor();
+        const Tensor xd = x.detach().to(kDev).requires_grad_(true);
+        const Tensor wd = c.affine ? w.detach().to(kDev).requires_grad_(true) : Tensor();
+        const Tensor bd = c.affine ? b.detach().to(kDev).requires_grad_(true) : Tensor();
+        const Tensor y = F::group_norm(x, c.groups, w, b, 1e-5);
+        const Tensor yd = F::group_norm(xd, c.groups, wd, bd, 1e-5);
+        CHECK(yd.grad_fn()->name() == "NativeGroupNormBackward");
+        const double tol = dt == kFloat32 ? 2e-5 : dt == kFloat64 ? 1e-11 : tolerance(dt) * 2;
+        check_close(yd, y, tol, "forward");
+        const Tensor g = sample(c.shape, dt, 1.0, 9);
+        (y * g).sum().backward();
+        (yd * g.to(kDev)).sum().backward();
+        check_close(xd.grad(), x.grad(), tol * 10, "grad input");
+        if (c.affine) {
+          check_close(wd.grad(), w.grad(), tol * 10, "grad weight");
+          check_close(bd.grad(), b.grad(), tol * 10, "grad bias");
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda group_norm double backward (create_graph) matches the CPU", "[cuda]") {
+  if (!have_cuda()) return;
+  const Tensor x = sample({2, 4, 3}, kFloat64).requires_grad_(true);
+  const Tensor w = sample({4}, kFloat64, 1.0, 2).requires_grad_(true);
+  const Tensor b = sample({4}, kFloat64, 1.0, 3).requires_grad_(true);
+  auto second = [](const Tensor& xi, const Tensor& wi, const Tensor& bi) {
+    const Tensor y = F::group_norm(xi, 2, wi, bi, 1e-5);
+    const Tensors g = autograd::grad({(y * y * y).sum()}, {xi, wi}, {}, true, true);
+    return autograd::grad({(g[0] * g[0]).sum() + (g[1] * g[1]).sum()}, {xi, wi, bi});
+  };
+  const Tensors want = second(x, w, b);
+  const Tensors got =
+      second(x.detach().to(kDev).requires_grad_(true), w.detach().to(kDev).requires_grad_(true),
+             b.detach().to(kDev).requires_grad_(true));
+  for (size_t i = 0; i < 3; ++i) check_close(got[i], want[i], 1e-10, "second derivative");
+}

@@ -127,4 +127,47 @@ native::LayerNormGrads native::batch_norm_backward(const Tensor& grad_out, const
   return g;
 }
 
+native::LayerNormOutput native::group_norm(const Tensor& x, int64_t groups, const Tensor& weight,
+                                           const Tensor& bias, double eps) {
+  int64_t N, C, L;
+  channel_shape(x, "group_norm", N, C, L);
+  EMBER_CHECK(groups > 0 && C % groups == 0, "group_norm: ", C,
+              " channels are not divisible into num_groups=", groups);
+  check_param(weight, x, C, "weight", "group_norm");
+  check_param(bias, x, C, "bias", "group_norm");
+  const TensorOptions stats = TensorOptions(stats_dtype(x.dtype())).device(x.device());
+  LayerNormOutput out{empty(x.sizes(), x.options()), empty({N * groups}, stats),
+                      empty({N * groups}, stats)};
+  if (N > 0 && C * L > 0)
+    group_norm_stub(x.device().type, out.y, out.mean, out.rstd, x, weight, bias, N, C, L, groups,
+                    eps);
+  return out;
+}
+
+native::LayerNormGrads native::group_norm_backward(const Tensor& grad_out, const Tensor& x,
+                                                   const Tensor& mean, const Tensor& rstd,
+                                                   const Tensor& weight, int64_t groups,
+                                                   bool need_input, bool need_weight,
+                                                   bool need_bias) {
+  int64_t N, C, L;
+  channel_shape(x, "group_norm_backward", N, C, L);
+  EMBER_CHECK(grad_out.sizes() == x.sizes() && grad_out.dtype() == x.dtype() &&
+                  grad_out.device() == x.device() && grad_out.is_contiguous(),
+              "group_norm_backward: grad_out ", dtype_name(grad_out.dtype()), " ", grad_out.sizes(),
+              " must be contiguous like the input ", dtype_name(x.dtype()), " ", x.sizes());
+  check_param(weight, x, C, "weight", "group_norm_backward");
+  EMBER_CHECK(
+      groups > 0 && C % groups == 0 && mean.numel() == N * groups && rstd.numel() == N * groups,
+      "group_norm_backward: ", N * groups, " rows but mean has ", mean.numel(), " and rstd ",
+      rstd.numel(), " elements");
+  LayerNormGrads g;
+  if (need_input) g.grad_input = empty(x.sizes(), x.options());
+  if (need_weight) g.grad_weight = zeros({C}, x.options());
+  if (need_bias) g.grad_bias = zeros({C}, x.options());
+  if (N > 0 && C * L > 0)
+    group_norm_backward_stub(x.device().type, g.grad_input, g.grad_weight, g.grad_bias, grad_out, x,
+                             mean, rstd, weight, N, C, L, groups);
+  return g;
+}
+
 }  // namespace ember

@@ -1,8 +1,9 @@
 #pragma once
 // Fused normalisation kernels: the statistics and the normalised output in one op, and its
 // backward in one op. layer_norm works on a row-major view (M rows of N elements, N = the numel
-// of normalized_shape), batch_norm on (N, C, L) with statistics per channel.
-// nn::functional::layer_norm and batch_norm call them for cuda inputs.
+// of normalized_shape), batch_norm on (N, C, L) with statistics per channel, group_norm on
+// N * G rows with per-channel affine. nn::functional's layer_norm, batch_norm and group_norm
+// call them for cuda inputs.
 //
 // Note [Fused layer_norm]
 // nn/normalization.cpp composes layer_norm from element-wise ops and reductions (mean, x - mean,
@@ -64,6 +65,14 @@ BatchNormOutput batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
 LayerNormGrads batch_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& mean,
                                    const Tensor& rstd, const Tensor& weight, bool training,
                                    bool need_input, bool need_weight, bool need_bias);
+
+// group_norm: x (N, C, *) contiguous as N * G rows of C / G * L elements (layer_norm's kernels),
+// weight and bias optional, (C) of x's dtype and device. mean, rstd: (N * G).
+LayerNormOutput group_norm(const Tensor& x, int64_t groups, const Tensor& weight,
+                           const Tensor& bias, double eps);
+LayerNormGrads group_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                                   const Tensor& rstd, const Tensor& weight, int64_t groups,
+                                   bool need_input, bool need_weight, bool need_bias);
 }  // namespace native
 
 // Kernels: every tensor contiguous on one device; optional ones undefined.
@@ -86,6 +95,17 @@ using batch_norm_backward_fn = void (*)(const Tensor& grad_input, const Tensor& 
                                         const Tensor& x, const Tensor& mean, const Tensor& rstd,
                                         const Tensor& weight, int64_t N, int64_t C, int64_t L,
                                         bool training);
+// x: (N, C, L) in G groups.
+using group_norm_fn = void (*)(const Tensor& y, const Tensor& mean, const Tensor& rstd,
+                               const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t N,
+                               int64_t C, int64_t L, int64_t G, double eps);
+using group_norm_backward_fn = void (*)(const Tensor& grad_input, const Tensor& grad_weight,
+                                        const Tensor& grad_bias, const Tensor& grad_out,
+                                        const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                        const Tensor& weight, int64_t N, int64_t C, int64_t L,
+                                        int64_t G);
+EMBER_DECLARE_DISPATCH(group_norm_fn, group_norm_stub);
+EMBER_DECLARE_DISPATCH(group_norm_backward_fn, group_norm_backward_stub);
 EMBER_DECLARE_DISPATCH(layer_norm_fn, layer_norm_stub);
 EMBER_DECLARE_DISPATCH(batch_norm_fn, batch_norm_stub);
 EMBER_DECLARE_DISPATCH(batch_norm_backward_fn, batch_norm_backward_stub);

@@ -183,8 +183,87 @@ void batch_norm_backward_kernel(const Tensor& grad_input, const Tensor& grad_wei
   });
 }
 
+// x: (N, C, L) in G groups; row (n, g) holds channels g * C / G ... of n.
+void group_norm_kernel(const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                       const Tensor& weight, const Tensor& bias, int64_t N, int64_t C, int64_t L,
+                       int64_t G, double eps) {
+  EMBER_DISPATCH_FLOATING(x.dtype(), "group_norm", [&] {
+    using T = scalar_t;
+    using A = opmath_t<T>;
+    const T *xp = cptr<T>(x), *w = cptr<T>(weight), *b = cptr<T>(bias);
+    T* yp = mptr<T>(y);
+    A *mp = mptr<A>(mean), *rp = mptr<A>(rstd);
+    const int64_t Cg = C / G, n_row = Cg * L;
+    for (int64_t row = 0; row < N * G; ++row) {
+      const T* xr = xp + row * n_row;  // contiguous: (n, g) is one block of Cg * L
+      double s = 0, q = 0;
+      for (int64_t j = 0; j < n_row; ++j) s += convert<double>(xr[j]);
+      const double mu = s / static_cast<double>(n_row);
+      for (int64_t j = 0; j < n_row; ++j) {
+        const double d = convert<double>(xr[j]) - mu;
+        q += d * d;
+      }
+      const A m = static_cast<A>(mu);
+      const A r = static_cast<A>(1.0 / std::sqrt(q / static_cast<double>(n_row) + eps));
+      mp[row] = m;
+      rp[row] = r;
+      for (int64_t j = 0; j < n_row; ++j) {
+        const int64_t c = (row % G) * Cg + j / L;
+        A v = (convert<A>(xr[j]) - m) * r;
+        if (w) v = v * convert<A>(w[c]);
+        if (b) v = v + convert<A>(b[c]);
+        yp[row * n_row + j] = convert<T>(v);
+      }
+    }
+  });
+}
+
+void group_norm_backward_kernel(const Tensor& grad_input, const Tensor& grad_weight,
+                                const Tensor& grad_bias, const Tensor& grad_out, const Tensor& x,
+                                const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                                int64_t N, int64_t C, int64_t L, int64_t G) {
+  EMBER_DISPATCH_FLOATING(x.dtype(), "group_norm_backward", [&] {
+    using T = scalar_t;
+    using A = opmath_t<T>;
+    const T *xp = cptr<T>(x), *gp = cptr<T>(grad_out), *w = cptr<T>(weight);
+    const A *mp = cptr<A>(mean), *rp = cptr<A>(rstd);
+    T* dx = mptr<T>(grad_input);
+    const int64_t Cg = C / G, n_row = Cg * L;
+    std::vector<double> dw(C, 0.0), db(C, 0.0);
+    for (int64_t row = 0; row < N * G; ++row) {
+      const int64_t base = row * n_row;
+      double s1 = 0, s2 = 0;
+      for (int64_t j = 0; j < n_row; ++j) {
+        const int64_t c = (row % G) * Cg + j / L;
+        const double xhat = (convert<double>(xp[base + j]) - mp[row]) * rp[row];
+        const double g = convert<double>(gp[base + j]);
+        const double wg = w ? g * convert<double>(w[c]) : g;
+        s1 += wg;
+        s2 += wg * xhat;
+        dw[c] += g * xhat;
+        db[c] += g;
+      }
+      if (!dx) continue;
+      const double n = static_cast<double>(n_row);
+      for (int64_t j = 0; j < n_row; ++j) {
+        const int64_t c = (row % G) * Cg + j / L;
+        const double xhat = (convert<double>(xp[base + j]) - mp[row]) * rp[row];
+        const double g = convert<double>(gp[base + j]);
+        const double wg = w ? g * convert<double>(w[c]) : g;
+        dx[base + j] = convert<T>(rp[row] * (wg - s1 / n - xhat * s2 / n));
+      }
+    }
+    for (int64_t c = 0; c < C; ++c) {
+      if (grad_weight.defined()) mptr<T>(grad_weight)[c] = convert<T>(dw[c]);
+      if (grad_bias.defined()) mptr<T>(grad_bias)[c] = convert<T>(db[c]);
+    }
+  });
+}
+
 }  // namespace
 
+EMBER_REGISTER_KERNEL(group_norm_stub, DeviceType::CPU, group_norm_kernel);
+EMBER_REGISTER_KERNEL(group_norm_backward_stub, DeviceType::CPU, group_norm_backward_kernel);
 EMBER_REGISTER_KERNEL(batch_norm_stub, DeviceType::CPU, batch_norm_kernel);
 EMBER_REGISTER_KERNEL(batch_norm_backward_stub, DeviceType::CPU, batch_norm_backward_kernel);
 EMBER_REGISTER_KERNEL(layer_norm_stub, DeviceType::CPU, layer_norm_kernel);

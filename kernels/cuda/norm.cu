@@ -76,10 +76,23 @@ __device__ __forceinline__ S block_all(S s, Merge merge, S identity, Shared part
   return warp_all(s, merge);
 }
 
-// x, y: (M, N); mean, rstd: (M); w, b: (N) or null. kBlockRow: a block per row, else a warp.
+// Which affine element goes with element j of row `row`: j itself (layer_norm), or for
+// group_norm (rows of (n, group), each C / G channels of L elements) the element's channel.
+struct Affine {
+  int64_t groups = 0;  // 0: layer_norm
+  int64_t channels_per_group = 0;
+  int64_t inner = 1;
+  __device__ __forceinline__ int64_t index(int64_t row, int64_t j) const {
+    return groups == 0 ? j : (row % groups) * channels_per_group + j / inner;
+  }
+};
+
+// x, y: (M, N); mean, rstd: (M); w, b: (N) or null (or per channel, aff). kBlockRow: a block
+// per row, else a warp.
 template <class T, bool kBlockRow>
 __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, opmath_t<T>* mean,
-                                  opmath_t<T>* rstd, int64_t M, int64_t N, opmath_t<T> eps) {
+                                  opmath_t<T>* rstd, int64_t M, int64_t N, opmath_t<T> eps,
+                                  Affine aff) {
   using A = opmath_t<T>;
   using Op = math::WelfordOp<A>;
   using S = math::WelfordState<A>;
@@ -110,8 +123,8 @@ __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, opma
   T* yr = y + row * N;
   for (int64_t j = first; j < N; j += stride) {
     A v = (convert<A>(xr[j]) - m) * r;
-    if (w) v = v * convert<A>(w[j]);
-    if (b) v = v + convert<A>(b[j]);
+    if (w) v = v * convert<A>(w[aff.index(row, j)]);
+    if (b) v = v + convert<A>(b[aff.index(row, j)]);
     yr[j] = convert<T>(v);
   }
 }
@@ -120,7 +133,7 @@ __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, opma
 template <class T, bool kBlockRow>
 __global__ void layer_norm_dx_kernel(const T* g, const T* x, const opmath_t<T>* mean,
                                      const opmath_t<T>* rstd, const T* w, T* dx, int64_t M,
-                                     int64_t N) {
+                                     int64_t N, Affine aff) {
   using A = opmath_t<T>;
   using S = Sums<A>;
   EMBER_SHARED_ARRAY(S, partial, kWarps);
@@ -136,7 +149,8 @@ __global__ void layer_norm_dx_kernel(const T* g, const T* x, const opmath_t<T>* 
   S s{A(0), A(0)};
   if (live) {
     for (int64_t j = first; j < N; j += stride) {
-      const A wg = w ? convert<A>(g[base + j]) * convert<A>(w[j]) : convert<A>(g[base + j]);
+      const A wg =
+          w ? convert<A>(g[base + j]) * convert<A>(w[aff.index(row, j)]) : convert<A>(g[base + j]);
       s.a += wg;
       s.b += wg * ((convert<A>(x[base + j]) - m) * r);
     }
@@ -149,7 +163,8 @@ __global__ void layer_norm_dx_kernel(const T* g, const T* x, const opmath_t<T>* 
   const A inv_n = A(1) / static_cast<A>(N);
   const A mean_wg = s.a * inv_n, mean_wgx = s.b * inv_n;
   for (int64_t j = first; j < N; j += stride) {
-    const A wg = w ? convert<A>(g[base + j]) * convert<A>(w[j]) : convert<A>(g[base + j]);
+    const A wg =
+        w ? convert<A>(g[base + j]) * convert<A>(w[aff.index(row, j)]) : convert<A>(g[base + j]);
     const A xhat = (convert<A>(x[base + j]) - m) * r;
     dx[base + j] = convert<T>(r * (wg - mean_wg - xhat * mean_wgx));
   }
@@ -198,28 +213,56 @@ T* mptr(const Tensor& t) {
   return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
 }
 
+// The forward over M rows of N (a warp or a block per row).
+template <class T>
+void rows_forward(const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                  const Tensor& weight, const Tensor& bias, int64_t M, int64_t N, double eps,
+                  Affine aff, const char* op) {
+  using A = opmath_t<T>;
+  const Stream stream = current_stream(x.device());
+  if (N <= kWarpRowMax) {
+    uses_collectives(&layer_norm_kernel<T, false>);
+    launch_kernel("layer_norm_kernel", &layer_norm_kernel<T, false>,
+                  dim3(blocks_for(M, kRowsPerBlock)), dim3(32 * kRowsPerBlock), 0, stream,
+                  cptr<T>(x), cptr<T>(weight), cptr<T>(bias), mptr<T>(y), mptr<A>(mean),
+                  mptr<A>(rstd), M, N, static_cast<A>(eps), aff);
+  } else {
+    EMBER_CHECK(M <= INT32_MAX, op, ": ", M, " rows; the CUDA kernel takes up to 2^31 - 1");
+    uses_collectives(&layer_norm_kernel<T, true>);
+    launch_kernel("layer_norm_kernel", &layer_norm_kernel<T, true>, dim3(static_cast<unsigned>(M)),
+                  dim3(kBlockThreads), 0, stream, cptr<T>(x), cptr<T>(weight), cptr<T>(bias),
+                  mptr<T>(y), mptr<A>(mean), mptr<A>(rstd), M, N, static_cast<A>(eps), aff);
+  }
+}
+
+// dx over M rows of N.
+template <class T>
+void rows_dx(const Tensor& grad_input, const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+             const Tensor& rstd, const Tensor& weight, int64_t M, int64_t N, Affine aff,
+             const char* op) {
+  using A = opmath_t<T>;
+  const Stream stream = current_stream(x.device());
+  const T *g = cptr<T>(grad_out), *xp = cptr<T>(x), *w = cptr<T>(weight);
+  const A *m = cptr<A>(mean), *r = cptr<A>(rstd);
+  if (N <= kWarpRowMax) {
+    uses_collectives(&layer_norm_dx_kernel<T, false>);
+    launch_kernel("layer_norm_dx_kernel", &layer_norm_dx_kernel<T, false>,
+                  dim3(blocks_for(M, kRowsPerBlock)), dim3(32 * kRowsPerBlock), 0, stream, g, xp, m,
+                  r, w, mptr<T>(grad_input), M, N, aff);
+  } else {
+    EMBER_CHECK(M <= INT32_MAX, op, ": ", M, " rows; the CUDA kernel takes up to 2^31 - 1");
+    uses_collectives(&layer_norm_dx_kernel<T, true>);
+    launch_kernel("layer_norm_dx_kernel", &layer_norm_dx_kernel<T, true>,
+                  dim3(static_cast<unsigned>(M)), dim3(kBlockThreads), 0, stream, g, xp, m, r, w,
+                  mptr<T>(grad_input), M, N, aff);
+  }
+}
+
 void layer_norm_cuda(const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
                      const Tensor& weight, const Tensor& bias, int64_t M, int64_t N, double eps) {
-  const Device device = x.device();
-  DeviceGuard guard(device);
-  const Stream stream = current_stream(device);
+  DeviceGuard guard(x.device());
   EMBER_DISPATCH_FLOATING(x.dtype(), "layer_norm", [&] {
-    using T = scalar_t;
-    using A = opmath_t<T>;
-    if (N <= kWarpRowMax) {
-      uses_collectives(&layer_norm_kernel<T, false>);
-      launch_kernel("layer_norm_kernel", &layer_norm_kernel<T, false>,
-                    dim3(blocks_for(M, kRowsPerBlock)), dim3(32 * kRowsPerBlock), 0, stream,
-                    cptr<T>(x), cptr<T>(weight), cptr<T>(bias), mptr<T>(y), mptr<A>(mean),
-                    mptr<A>(rstd), M, N, static_cast<A>(eps));
-    } else {
-      EMBER_CHECK(M <= INT32_MAX, "layer_norm: ", M, " rows; the CUDA kernel takes up to 2^31 - 1");
-      uses_collectives(&layer_norm_kernel<T, true>);
-      launch_kernel("layer_norm_kernel", &layer_norm_kernel<T, true>,
-                    dim3(static_cast<unsigned>(M)), dim3(kBlockThreads), 0, stream, cptr<T>(x),
-                    cptr<T>(weight), cptr<T>(bias), mptr<T>(y), mptr<A>(mean), mptr<A>(rstd), M, N,
-                    static_cast<A>(eps));
-    }
+    rows_forward<scalar_t>(y, mean, rstd, x, weight, bias, M, N, eps, Affine{}, "layer_norm");
   });
 }
 
@@ -227,34 +270,19 @@ void layer_norm_backward_cuda(const Tensor& grad_input, const Tensor& grad_weigh
                               const Tensor& grad_bias, const Tensor& grad_out, const Tensor& x,
                               const Tensor& mean, const Tensor& rstd, const Tensor& weight,
                               int64_t M, int64_t N) {
-  const Device device = x.device();
-  DeviceGuard guard(device);
-  const Stream stream = current_stream(device);
+  DeviceGuard guard(x.device());
+  const Stream stream = current_stream(x.device());
   EMBER_DISPATCH_FLOATING(x.dtype(), "layer_norm_backward", [&] {
     using T = scalar_t;
     using A = opmath_t<T>;
-    const T *g = cptr<T>(grad_out), *xp = cptr<T>(x), *w = cptr<T>(weight);
-    const A *m = cptr<A>(mean), *r = cptr<A>(rstd);
-    if (grad_input.defined()) {
-      if (N <= kWarpRowMax) {
-        uses_collectives(&layer_norm_dx_kernel<T, false>);
-        launch_kernel("layer_norm_dx_kernel", &layer_norm_dx_kernel<T, false>,
-                      dim3(blocks_for(M, kRowsPerBlock)), dim3(32 * kRowsPerBlock), 0, stream, g,
-                      xp, m, r, w, mptr<T>(grad_input), M, N);
-      } else {
-        EMBER_CHECK(M <= INT32_MAX, "layer_norm_backward: ", M,
-                    " rows; the CUDA kernel takes up to 2^31 - 1");
-        uses_collectives(&layer_norm_dx_kernel<T, true>);
-        launch_kernel("layer_norm_dx_kernel", &layer_norm_dx_kernel<T, true>,
-                      dim3(static_cast<unsigned>(M)), dim3(kBlockThreads), 0, stream, g, xp, m, r,
-                      w, mptr<T>(grad_input), M, N);
-      }
-    }
+    if (grad_input.defined())
+      rows_dx<T>(grad_input, grad_out, x, mean, rstd, weight, M, N, Affine{},
+                 "layer_norm_backward");
     if (grad_weight.defined() || grad_bias.defined()) {
       uses_collectives(&layer_norm_dwdb_kernel<T>);
       launch_kernel("layer_norm_dwdb_kernel", &layer_norm_dwdb_kernel<T>, dim3(blocks_for(N, 32)),
-                    dim3(32, kColRows), 0, stream, g, xp, m, r, mptr<T>(grad_weight),
-                    mptr<T>(grad_bias), M, N);
+                    dim3(32, kColRows), 0, stream, cptr<T>(grad_out), cptr<T>(x), cptr<A>(mean),
+                    cptr<A>(rstd), mptr<T>(grad_weight), mptr<T>(grad_bias), M, N);
     }
   });
 }
@@ -380,8 +408,70 @@ void batch_norm_backward_cuda(const Tensor& grad_input, const Tensor& grad_weigh
   });
 }
 
+// ---- group_norm: layer_norm's row kernels over (N * G) rows, per-channel affine -------------
+
+// dw[c] = sum g xhat, db[c] = sum g over channel c's N * L elements; xhat with the statistics
+// of row (n, c / (C / G)). A block of kBlockThreads per channel.
+template <class T>
+__global__ void group_norm_dwdb_kernel(const T* g, const T* x, const opmath_t<T>* mean,
+                                       const opmath_t<T>* rstd, T* dw, T* db, int64_t N, int64_t C,
+                                       int64_t L, int64_t G) {
+  using A = opmath_t<T>;
+  using S = Sums<A>;
+  EMBER_SHARED_ARRAY(S, partial, kWarps);
+  const int64_t c = blockIdx.x, count = N * L, group = c / (C / G);
+  S s{A(0), A(0)};
+  for (int64_t k = threadIdx.x; k < count; k += kBlockThreads) {
+    const int64_t n = k / L, o = (n * C + c) * L + k % L, row = n * G + group;
+    const A gi = convert<A>(g[o]);
+    s.a += gi;
+    s.b += gi * ((convert<A>(x[o]) - mean[row]) * rstd[row]);
+  }
+  s = block_all(s, SumsMerge{}, S{A(0), A(0)}, partial);
+  if (threadIdx.x == 0) {
+    if (dw) dw[c] = convert<T>(s.b);
+    if (db) db[c] = convert<T>(s.a);
+  }
+}
+
+void group_norm_cuda(const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                     const Tensor& weight, const Tensor& bias, int64_t N, int64_t C, int64_t L,
+                     int64_t G, double eps) {
+  DeviceGuard guard(x.device());
+  EMBER_DISPATCH_FLOATING(x.dtype(), "group_norm", [&] {
+    rows_forward<scalar_t>(y, mean, rstd, x, weight, bias, N * G, C / G * L, eps,
+                           Affine{G, C / G, L}, "group_norm");
+  });
+}
+
+void group_norm_backward_cuda(const Tensor& grad_input, const Tensor& grad_weight,
+                              const Tensor& grad_bias, const Tensor& grad_out, const Tensor& x,
+                              const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                              int64_t N, int64_t C, int64_t L, int64_t G) {
+  EMBER_CHECK(C <= INT32_MAX, "group_norm_backward: ", C,
+              " channels; the CUDA kernel takes up to 2^31 - 1");
+  DeviceGuard guard(x.device());
+  const Stream stream = current_stream(x.device());
+  EMBER_DISPATCH_FLOATING(x.dtype(), "group_norm_backward", [&] {
+    using T = scalar_t;
+    using A = opmath_t<T>;
+    if (grad_input.defined())
+      rows_dx<T>(grad_input, grad_out, x, mean, rstd, weight, N * G, C / G * L, Affine{G, C / G, L},
+                 "group_norm_backward");
+    if (grad_weight.defined() || grad_bias.defined()) {
+      uses_collectives(&group_norm_dwdb_kernel<T>);
+      launch_kernel("group_norm_dwdb_kernel", &group_norm_dwdb_kernel<T>,
+                    dim3(static_cast<unsigned>(C)), dim3(kBlockThreads), 0, stream,
+                    cptr<T>(grad_out), cptr<T>(x), cptr<A>(mean), cptr<A>(rstd),
+                    mptr<T>(grad_weight), mptr<T>(grad_bias), N, C, L, G);
+    }
+  });
+}
+
 }  // namespace
 
+EMBER_REGISTER_KERNEL(group_norm_stub, DeviceType::CUDA, group_norm_cuda);
+EMBER_REGISTER_KERNEL(group_norm_backward_stub, DeviceType::CUDA, group_norm_backward_cuda);
 EMBER_REGISTER_KERNEL(batch_norm_stub, DeviceType::CUDA, batch_norm_cuda);
 EMBER_REGISTER_KERNEL(batch_norm_backward_stub, DeviceType::CUDA, batch_norm_backward_cuda);
 EMBER_REGISTER_KERNEL(layer_norm_stub, DeviceType::CUDA, layer_norm_cuda);
