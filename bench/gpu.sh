@@ -82,3 +82,7 @@ cat "$OUT/bench_gemm_cuda.txt" | tee -a "$OUT/summary.txt"
 ./build-gpu/bench/bench_conv_cuda > "$OUT/bench_conv_cuda.txt" 2>&1
 log "bench_conv_cuda: exit $?"
 cat "$OUT/bench_conv_cuda.txt" | tee -a "$OUT/summary.txt"
+
+./build-gpu/bench/bench_norm_cuda > "$OUT/bench_norm_cuda.txt" 2>&1
+log "bench_norm_cuda: exit $?"
+cat "$OUT/bench_norm_cuda.txt" | tee -a "$OUT/summary.txt"

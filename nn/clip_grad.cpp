@@ -9,6 +9,7 @@
 #include "autograd/ops/shape.h"
 #include "autograd/ops/unary.h"
 #include "core/ops/factory.h"
+#include "core/ops/multi_tensor.h"
 
 namespace ember::nn::utils {
 
@@ -44,11 +45,17 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   const std::vector<Tensor> grads = grads_of(parameters);
   if (grads.empty()) return zeros({}, kFloat32);
 
-  const DType dtype = result_type(grads);
-  std::vector<Tensor> norms;
-  norms.reserve(grads.size());
-  for (const Tensor& g : grads) norms.push_back(vector_norm(g, norm_type).to(dtype));
-  Tensor total = norms.size() == 1 ? norms[0] : vector_norm(stack(norms), norm_type);
+  Tensor total;
+  if (norm_type == 2.0 && native::multi_tensor_norm_applies(grads)) {
+    // One pass over every gradient of one cuda device (core/ops/multi_tensor.h).
+    total = native::total_norm2(grads);
+  } else {
+    const DType dtype = result_type(grads);
+    std::vector<Tensor> norms;
+    norms.reserve(grads.size());
+    for (const Tensor& g : grads) norms.push_back(vector_norm(g, norm_type).to(dtype));
+    total = norms.size() == 1 ? norms[0] : vector_norm(stack(norms), norm_type);
+  }
 
   if (error_if_nonfinite) {
     EMBER_CHECK(std::isfinite(total.item<double>()), "clip_grad_norm_: The total norm of order ",

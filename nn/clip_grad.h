@@ -20,6 +20,9 @@ namespace ember::nn::utils {
 // Returns the total norm before clipping: a 0-dim tensor of the gradients' dtype (a 0-dim
 // float32 0 when no parameter has a gradient). With error_if_nonfinite, a NaN or infinite total
 // norm is an error (and nothing is scaled); without, the gradients are scaled by it anyway.
+// With norm_type 2 and every gradient of one dtype on one cuda device, the total norm is one
+// pass over all of them (native::total_norm2, core/ops/multi_tensor.h): the same value up to
+// rounding.
 Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm,
                        double norm_type = 2.0, bool error_if_nonfinite = false);
 Tensor clip_grad_norm_(const Tensor& parameter, double max_norm, double norm_type = 2.0,

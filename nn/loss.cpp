@@ -1,13 +1,18 @@
 #include "nn/loss.h"
 
 #include "autograd/function.h"
+#include "autograd/grad_mode.h"
+#include "autograd/op.h"
 #include "autograd/ops/binary.h"
 #include "autograd/ops/index.h"
 #include "autograd/ops/reduce.h"
 #include "autograd/ops/softmax.h"
 #include "autograd/ops/unary.h"
 #include "core/op_registry.h"
+#include "core/ops/copy.h"
+#include "core/ops/cross_entropy.h"
 #include "core/ops/factory.h"
+#include "core/ops/softmax.h"
 
 namespace ember::nn {
 
@@ -112,8 +117,9 @@ struct ClassTargets {
   Tensor weight;  // input's dtype: weight[target] (1 without class weights), 0 where ignored
 };
 
-ClassTargets class_targets(const Tensor& input, const Tensor& target, const Tensor& weight,
-                           int64_t ignore_index, const char* op) {
+// The checked class indices as int64 (target's shape): each in [0, C) or ignore_index.
+Tensor class_indices(const Tensor& input, const Tensor& target, int64_t ignore_index,
+                     const char* op) {
   const int64_t class_dim = class_dim_of(input);
   const int64_t C = input.size(class_dim);
   EMBER_CHECK(target.dtype() == kInt64 || target.dtype() == kInt32, op,
@@ -134,6 +140,12 @@ ClassTargets class_targets(const Tensor& input, const Tensor& target, const Tens
                   " is out of bounds for C=", C, " classes (input ", input.sizes(), ")");
     }
   }
+  return t;
+}
+
+ClassTargets class_targets(const Tensor& input, const Tensor& target, const Tensor& weight,
+                           int64_t ignore_index, const char* op) {
+  const Tensor t = class_indices(input, target, ignore_index, op);
   ClassTargets ct;
   ct.keep = t.ne(ignore_index);
   ct.index = where(ct.keep, t, 0);
@@ -176,6 +188,110 @@ Tensor cross_entropy_probs(const Tensor& log_probs, const Tensor& probs, const T
       return terms.sum().neg().div(static_cast<double>(shape_numel(samples)));
     }
   }
+}
+
+// ---- the fused cross-entropy (Note [Fused cross-entropy] in core/ops/cross_entropy.h) ------
+
+// Whether cross_entropy with class indices takes the fused kernels: their device has them, and
+// the class weights (if any) need no gradient (the fused op gives the input's only).
+bool fused_cross_entropy_applies(const Tensor& input, const Tensor& weight) {
+  if (!cross_entropy_stub.has_kernel(input.device().type)) return false;
+  return !weight.defined() || (!weight.requires_grad() && weight.device() == input.device());
+}
+
+// input (C), (N, C) or (N, C, d...) as rows (M, C): the class dim moved last, contiguous.
+Tensor logit_rows(const Tensor& input) {
+  const int64_t nd = input.dim(), C = input.size(class_dim_of(input));
+  if (nd <= 2) return native::contiguous(input.reshape({-1, C}));
+  Shape order{0};
+  for (int64_t d = 2; d < nd; ++d) order.push_back(d);
+  order.push_back(1);
+  return native::contiguous(input.permute(order)).reshape({-1, C});
+}
+
+// The rows' gradient (M, C) back in the input's layout.
+Tensor from_rows(const Tensor& rows, const Shape& input_shape) {
+  const int64_t nd = static_cast<int64_t>(input_shape.size());
+  if (nd <= 2) return rows.view(input_shape);
+  Shape moved{input_shape[0]};
+  for (int64_t d = 2; d < nd; ++d) moved.push_back(input_shape[static_cast<size_t>(d)]);
+  moved.push_back(input_shape[1]);
+  Shape order{0, nd - 1};
+  for (int64_t d = 1; d < nd - 1; ++d) order.push_back(d);
+  return rows.view(moved).permute(order);
+}
+
+// The fused op's gradient written with differentiable ops (for create_graph): per sample s,
+//   dx = G_s ((1 - e) w[t] (p - onehot(t)) + keep (e / C) (p sum(w) - w)).
+Tensor cross_entropy_formula(const Tensor& x, const Tensor& t, const Tensor& weight,
+                             const Tensor& g, const Tensor& weight_sum, int64_t ignore_index,
+                             Reduction r, double e) {
+  const int64_t class_dim = class_dim_of(x);
+  const int64_t C = x.size(class_dim);
+  const Tensor p = softmax(x, class_dim);
+  const Tensor keep = t.ne(ignore_index);
+  const Tensor index = where(keep, t, 0);
+  const int64_t nd = x.dim();
+  Shape order;  // one_hot's class dim (last) back to class_dim
+  for (int64_t d = 0; d < nd; ++d)
+    order.push_back(d < class_dim ? d : d == class_dim ? nd - 1 : d - 1);
+  const Tensor onehot = one_hot(index, C).permute(order).to(x.dtype());
+  Tensor wt = weight.defined() ? weight.index_select(0, index.reshape({-1})).reshape(t.sizes())
+                               : ones(t.sizes(), x.options());
+  wt = where(keep, wt, 0.0);
+  Tensor G = r == Reduction::None ? g : g.expand(t.sizes());
+  if (r == Reduction::Mean) G = G.div(weight_sum.to(x.dtype()));
+  Tensor dx = (p - onehot).mul(wt.mul(1 - e).unsqueeze(class_dim));
+  if (e > 0) {
+    const Tensor w_sum =
+        weight.defined() ? weight.sum() : full({}, static_cast<double>(C), x.options());
+    const Tensor wv = weight.defined() ? class_weight_view(x, weight) : ones({}, x.options());
+    const Tensor smooth = p.mul(w_sum).sub(wv).mul(e / static_cast<double>(C));
+    dx = dx.add(smooth.mul(keep.to(x.dtype()).unsqueeze(class_dim)));
+  }
+  return dx.mul(G.unsqueeze(class_dim));
+}
+
+// cross_entropy with class indices t (checked, int64) as one op of fused kernels.
+Tensor fused_cross_entropy(const Tensor& input, const Tensor& t, const Tensor& weight,
+                           int64_t ignore_index, Reduction r, double e) {
+  autograd::Op op("CrossEntropyLossBackward", input);
+  Tensor rows, weight_sum, lse;
+  const Tensor w = weight.defined() ? native::contiguous(weight) : weight;
+  const Tensor flat_t = native::contiguous(t.reshape({-1}));
+  Tensor loss = op.run([&] {
+    rows = logit_rows(input);
+    native::CrossEntropyRows out = native::cross_entropy_rows(rows, flat_t, w, ignore_index, e);
+    lse = out.lse;
+    if (r == Reduction::None) return out.loss.view(t.sizes()).to(input.dtype());
+    if (r == Reduction::Sum) return out.loss.sum().to(input.dtype());
+    weight_sum = out.weight.sum();  // the weighted mean: NaN when every target is ignored
+    return out.loss.sum().div(weight_sum).to(input.dtype());
+  });
+  op.set_output(loss);
+  op.save(input);
+  op.save(rows);
+  op.save(t);
+  op.save(weight);
+  op.save(lse);
+  op.save(weight_sum);
+  const Shape input_shape = input.sizes();
+  op.backward([ignore_index, r, e, input_shape](const autograd::Saved& s,
+                                                const autograd::Tensors& g) -> autograd::Tensors {
+    if (autograd::is_grad_enabled())  // create_graph: record the formula's graph
+      return {cross_entropy_formula(s[0], s[2], s[3], g[0], s[5], ignore_index, r, e)};
+    const Tensor rows = s[1], lse = s[4];
+    const int64_t M = rows.size(0);
+    Tensor gr = g[0].to(lse.dtype());
+    if (r == Reduction::Mean) gr = gr.div(s[5]);
+    gr = native::contiguous(r == Reduction::None ? gr.reshape({M}) : gr.expand({M}));
+    const Tensor weight = s[3];
+    const Tensor d = native::cross_entropy_rows_backward(
+        gr, rows, native::contiguous(s[2].reshape({-1})),
+        weight.defined() ? native::contiguous(weight) : weight, lse, ignore_index, e);
+    return {from_rows(d, input_shape)};
+  });
+  return loss;
 }
 
 // ---- binary cross-entropy on probabilities ----------------------------------------------------
@@ -228,9 +344,9 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
               ": label_smoothing must be between 0.0 and 1.0, got ", label_smoothing);
   const int64_t class_dim = class_dim_of(input);
   const double C = static_cast<double>(input.size(class_dim));
-  const Tensor log_probs = log_softmax(input, class_dim);
 
   if (target.is_floating_point()) {  // class probabilities
+    const Tensor log_probs = log_softmax(input, class_dim);
     EMBER_CHECK(target.sizes() == input.sizes(), op,
                 ": a floating target holds class probabilities and must have the input's "
                 "shape; input ",
@@ -245,6 +361,10 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
     return cross_entropy_probs(log_probs, probs, weight, r);
   }
 
+  if (fused_cross_entropy_applies(input, weight))
+    return fused_cross_entropy(input, class_indices(input, target, ignore_index, op), weight,
+                               ignore_index, r, label_smoothing);
+  const Tensor log_probs = log_softmax(input, class_dim);
   const ClassTargets ct = class_targets(input, target, weight, ignore_index, op);
   Tensor loss = nll(log_probs, ct, r);
   if (label_smoothing == 0.0) return loss;

@@ -41,6 +41,10 @@
 //   label_smoothing > 0); "mean" divides by the number of samples N * d1 * ... (not by the
 //   weights); "none" has input's shape without the class dim. ignore_index must stay negative.
 // log_softmax keeps large logits (1e4 and more) finite.
+// With class-index targets (and class weights that need no gradient) cross_entropy is one op of
+// fused kernels on every device, never storing the probabilities (Note [Fused cross-entropy] in
+// core/ops/cross_entropy.h); its double backward goes through the same formula written with
+// differentiable ops.
 //
 // ---- regression (loss_i of d = input - target, element-wise; "none" has input's shape) ------
 // mse_loss:        d^2

@@ -3,13 +3,17 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <sstream>
 
 #include "autograd/grad_mode.h"
+#include "autograd/op.h"
 #include "autograd/ops/binary.h"
 #include "autograd/ops/reduce.h"
 #include "core/op_registry.h"
+#include "core/ops/copy.h"
 #include "core/ops/factory.h"
+#include "core/ops/norm.h"
 #include "nn/init.h"
 #include "nn/repr.h"
 
@@ -64,6 +68,226 @@ Moments moments(const Tensor& x, const Shape& dims) {
   return m;
 }
 
+// Note [Fused layer_norm] in core/ops/norm.h: on a cuda device, when weight and bias (if any)
+// have the input's dtype and device, layer_norm is one op with fused kernels.
+bool fused_layer_norm_applies(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (!input.device().is_cuda() || !layer_norm_stub.has_kernel(DeviceType::CUDA)) return false;
+  for (const Tensor* p : {&weight, &bias})
+    if (p->defined() && (p->dtype() != input.dtype() || p->device() != input.device()))
+      return false;
+  return true;
+}
+
+// layer_norm's gradients written with differentiable ops, the statistics recomputed from x, so
+// that the backward of the backward works (the fused kernel records no graph). k: the number
+// of normalised (trailing) dims.
+autograd::Tensors layer_norm_formula(const Tensor& x, const Tensor& weight, const Tensor& g,
+                                     int64_t k, double eps, bool need_x, bool need_w, bool need_b) {
+  const int64_t nd = x.dim();
+  Shape dims, batch;
+  for (int64_t d = 0; d < nd; ++d) (d < nd - k ? batch : dims).push_back(d);
+  const DType dt = compute_dtype(x.dtype());
+  const Tensor xc = in_dtype(x, dt), gc = in_dtype(g, dt);
+  const Moments m = moments(xc, dims);
+  const Tensor rstd = (m.var + eps).rsqrt();
+  const Tensor xhat = m.centred * rstd;
+  Tensor gx, gw, gb;
+  if (need_x) {
+    const Tensor wg = weight.defined() ? gc * in_dtype(weight, dt) : gc;
+    const Tensor mean_wg = wg.mean(dims, /*keepdim=*/true);
+    const Tensor mean_wgx = (wg * xhat).mean(dims, /*keepdim=*/true);
+    gx = rstd * (wg - mean_wg - xhat * mean_wgx);
+  }
+  if (need_w) gw = batch.empty() ? gc * xhat : (gc * xhat).sum(batch);
+  if (need_b) gb = batch.empty() ? gc : gc.sum(batch);
+  return {gx, gw, gb};
+}
+
+// The fused layer_norm (fused_layer_norm_applies): forward and, without create_graph, backward
+// are one kernel each.
+Tensor fused_layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight,
+                        const Tensor& bias, double eps) {
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  const int64_t N = shape_numel(normalized_shape);
+  autograd::Op op("NativeLayerNormBackward", {input, weight, bias});
+  native::LayerNormOutput out = op.run([&] {
+    auto raw = [](const Tensor& t) {
+      return !t.defined() || t.is_contiguous() ? t : native::contiguous(t);
+    };
+    return native::layer_norm(raw(input), N, raw(weight), raw(bias), eps);
+  });
+  op.set_output(out.y);
+  op.save(input);
+  op.save(weight);
+  op.save(out.mean);
+  op.save(out.rstd);
+  const bool has_bias = bias.defined();
+  op.backward([k, N, eps, has_bias, normalized_shape](
+                  const autograd::Saved& s, const autograd::Tensors& g) -> autograd::Tensors {
+    const Tensor x = s[0], w = s[1];
+    const bool need_x = s.needs_grad(0), need_w = w.defined() && s.needs_grad(1),
+               need_b = has_bias && s.needs_grad(2);
+    if (autograd::is_grad_enabled())  // create_graph: a graph of the backward is recorded
+      return layer_norm_formula(x, w, g[0], k, eps, need_x, need_w, need_b);
+    auto raw = [](const Tensor& t) {
+      return !t.defined() || t.is_contiguous() ? t : native::contiguous(t);
+    };
+    native::LayerNormGrads r = native::layer_norm_backward(raw(g[0]), raw(x), s[2], s[3], raw(w), N,
+                                                           need_x, need_w, need_b);
+    if (r.grad_weight.defined()) r.grad_weight = r.grad_weight.view(normalized_shape);
+    if (r.grad_bias.defined()) r.grad_bias = r.grad_bias.view(normalized_shape);
+    return {r.grad_input, r.grad_weight, r.grad_bias};
+  });
+  return out.y;
+}
+
+// Note [Fused layer_norm] in core/ops/norm.h, for batch_norm: on a cuda device, when every
+// per-channel tensor has the input's dtype and device, contiguous, and the running statistics
+// need no gradient (the fused op differentiates input, weight and bias only), batch_norm is one
+// op with fused kernels.
+bool fused_batch_norm_applies(const Tensor& input, std::initializer_list<const Tensor*> params) {
+  if (!input.device().is_cuda() || !batch_norm_stub.has_kernel(DeviceType::CUDA)) return false;
+  for (const Tensor* p : params)
+    if (p->defined() &&
+        (p->dtype() != input.dtype() || p->device() != input.device() || !p->is_contiguous()))
+      return false;
+  return true;
+}
+bool fused_batch_norm_applies(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                              const Tensor& running_mean, const Tensor& running_var) {
+  if (running_mean.requires_grad() || running_var.requires_grad()) return false;
+  return fused_batch_norm_applies(input, {&weight, &bias, &running_mean, &running_var});
+}
+
+// batch_norm's gradients with differentiable ops (for create_graph). training: the batch
+// statistics recomputed from x; eval: mean and rstd (C) are the constants the forward used.
+autograd::Tensors batch_norm_formula(const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                     const Tensor& rstd, const Tensor& g, bool training, double eps,
+                                     bool need_x, bool need_w, bool need_b) {
+  Shape dims{0};
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  Shape channel_shape(static_cast<size_t>(x.dim()), 1);
+  channel_shape[1] = x.size(1);
+  const DType dt = compute_dtype(x.dtype());
+  const Tensor xc = in_dtype(x, dt), gc = in_dtype(g, dt);
+  const Tensor wg = weight.defined() ? gc * in_dtype(weight, dt).view(channel_shape) : gc;
+  Tensor r, xhat;
+  if (training) {
+    const Moments m = moments(xc, dims);
+    r = (m.var + eps).rsqrt();
+    xhat = m.centred * r;
+  } else {
+    r = in_dtype(rstd, dt).view(channel_shape);
+    xhat = (xc - in_dtype(mean, dt).view(channel_shape)) * r;
+  }
+  Tensor gx, gw, gb;
+  if (need_x) {
+    gx = training ? r * (wg - wg.mean(dims, /*keepdim=*/true) -
+                         xhat * (wg * xhat).mean(dims, /*keepdim=*/true))
+                  : wg * r;
+  }
+  if (need_w) gw = (gc * xhat).sum(dims);
+  if (need_b) gb = gc.sum(dims);
+  return {gx, gw, gb};
+}
+
+// The fused batch_norm (fused_batch_norm_applies); running_mean / running_var: the statistics
+// to update (training, f the factor) or to normalise with (eval), else undefined.
+Tensor fused_batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                        const Tensor& running_mean, const Tensor& running_var, bool training,
+                        double f, double eps) {
+  auto raw = [](const Tensor& t) {
+    return !t.defined() || t.is_contiguous() ? t : native::contiguous(t);
+  };
+  autograd::Op op("NativeBatchNormBackward", {input, weight, bias});
+  native::BatchNormOutput out = op.run([&] {
+    return native::batch_norm(raw(input), raw(weight), raw(bias), running_mean, running_var,
+                              training, f, eps);
+  });
+  op.set_output(out.y);
+  op.save(input);
+  op.save(weight);
+  op.save(out.mean);
+  op.save(out.rstd);
+  const bool has_bias = bias.defined();
+  op.backward([training, eps, has_bias](const autograd::Saved& s,
+                                        const autograd::Tensors& g) -> autograd::Tensors {
+    const Tensor x = s[0], w = s[1];
+    const bool need_x = s.needs_grad(0), need_w = w.defined() && s.needs_grad(1),
+               need_b = has_bias && s.needs_grad(2);
+    if (autograd::is_grad_enabled())  // create_graph: a graph of the backward is recorded
+      return batch_norm_formula(x, w, s[2], s[3], g[0], training, eps, need_x, need_w, need_b);
+    auto raw = [](const Tensor& t) {
+      return !t.defined() || t.is_contiguous() ? t : native::contiguous(t);
+    };
+    native::LayerNormGrads r = native::batch_norm_backward(raw(g[0]), raw(x), s[2], s[3], raw(w),
+                                                           training, need_x, need_w, need_b);
+    return {r.grad_input, r.grad_weight, r.grad_bias};
+  });
+  return out.y;
+}
+
+// group_norm's gradients with differentiable ops (for create_graph), the statistics of each
+// (n, group) row recomputed from x.
+autograd::Tensors group_norm_formula(const Tensor& x, const Tensor& weight, const Tensor& g,
+                                     int64_t groups, double eps, bool need_x, bool need_w,
+                                     bool need_b) {
+  const int64_t N = x.size(0), C = x.size(1);
+  Shape dims{0};
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  Shape channel_shape(static_cast<size_t>(x.dim()), 1);
+  channel_shape[1] = C;
+  const DType dt = compute_dtype(x.dtype());
+  const Shape rows{N, groups, -1};
+  const Tensor xc = in_dtype(x, dt).reshape(rows), gc = in_dtype(g, dt);
+  const Moments m = moments(xc, {2});
+  const Tensor r = (m.var + eps).rsqrt();
+  const Tensor xhat = m.centred * r;  // (N, G, C / G * L)
+  Tensor gx, gw, gb;
+  if (need_x) {
+    const Tensor wg =
+        (weight.defined() ? gc * in_dtype(weight, dt).view(channel_shape) : gc).reshape(rows);
+    gx =
+        (r * (wg - wg.mean({2}, /*keepdim=*/true) - xhat * (wg * xhat).mean({2}, /*keepdim=*/true)))
+            .reshape(x.sizes());
+  }
+  if (need_w) gw = (gc * xhat.reshape(x.sizes())).sum(dims);
+  if (need_b) gb = gc.sum(dims);
+  return {gx, gw, gb};
+}
+
+// The fused group_norm (on cuda, weight and bias of the input's dtype and device).
+Tensor fused_group_norm(const Tensor& input, int64_t groups, const Tensor& weight,
+                        const Tensor& bias, double eps) {
+  auto raw = [](const Tensor& t) {
+    return !t.defined() || t.is_contiguous() ? t : native::contiguous(t);
+  };
+  autograd::Op op("NativeGroupNormBackward", {input, weight, bias});
+  native::LayerNormOutput out =
+      op.run([&] { return native::group_norm(raw(input), groups, raw(weight), raw(bias), eps); });
+  op.set_output(out.y);
+  op.save(input);
+  op.save(weight);
+  op.save(out.mean);
+  op.save(out.rstd);
+  const bool has_bias = bias.defined();
+  op.backward([groups, eps, has_bias](const autograd::Saved& s,
+                                      const autograd::Tensors& g) -> autograd::Tensors {
+    const Tensor x = s[0], w = s[1];
+    const bool need_x = s.needs_grad(0), need_w = w.defined() && s.needs_grad(1),
+               need_b = has_bias && s.needs_grad(2);
+    if (autograd::is_grad_enabled())  // create_graph: a graph of the backward is recorded
+      return group_norm_formula(x, w, g[0], groups, eps, need_x, need_w, need_b);
+    auto raw = [](const Tensor& t) {
+      return !t.defined() || t.is_contiguous() ? t : native::contiguous(t);
+    };
+    native::LayerNormGrads r = native::group_norm_backward(raw(g[0]), raw(x), s[2], s[3], raw(w),
+                                                           groups, need_x, need_w, need_b);
+    return {r.grad_input, r.grad_weight, r.grad_bias};
+  });
+  return out.y;
+}
+
 }  // namespace
 
 namespace functional {
@@ -94,6 +318,35 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     return t.defined() ? in_dtype(t, dt).view(channel_shape) : t;
   };
 
+  if (fused_batch_norm_applies(input, weight, bias, running_mean, running_var)) {
+    // The composite's checks and bookkeeping below, then one fused op.
+    double f = 0;
+    bool update = false;
+    if (training) {
+      int64_t values_per_channel = input.size(0);
+      for (int64_t d = 2; d < input.dim(); ++d) values_per_channel *= input.size(d);
+      EMBER_CHECK(values_per_channel != 1, op,
+                  ": Expected more than 1 value per channel when training, got input size ",
+                  input.sizes());
+      if (num_batches_tracked.defined()) {
+        autograd::NoGradGuard no_grad;
+        num_batches_tracked.add_(1);
+      }
+      if (running_mean.defined() && input.numel() > 0) {
+        EMBER_CHECK(momentum.has_value() || num_batches_tracked.defined(), op,
+                    ": momentum=None (a cumulative moving average) needs num_batches_tracked");
+        f = momentum ? *momentum : 1.0 / num_batches_tracked.item<double>();
+        update = true;
+      }
+    } else {
+      EMBER_CHECK(running_mean.defined(), op,
+                  ": running_mean and running_var are required in evaluation mode "
+                  "(training=false)");
+    }
+    const bool pass = update || !training;
+    return fused_batch_norm(input, weight, bias, pass ? running_mean : Tensor(),
+                            pass ? running_var : Tensor(), training, f, eps);
+  }
   Tensor centred, invstd;
   if (training) {
     int64_t values_per_channel = input.size(0);  // N * L (* H * W ...)
@@ -155,6 +408,8 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
     EMBER_CHECK(p->is_floating_point(), op, ": ", p == &weight ? "weight" : "bias",
                 " must be floating-point, got ", dtype_name(p->dtype()));
   }
+  if (fused_layer_norm_applies(input, weight, bias))
+    return fused_layer_norm(input, normalized_shape, weight, bias, eps);
   Shape dims;
   for (int64_t i = 0; i < k; ++i) dims.push_back(input.dim() - k + i);
   const DType dt = compute_dtype(input.dtype());
@@ -177,6 +432,9 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
               input.sizes(), " and num_groups=", num_groups);
   check_per_channel(weight, C, "weight", op, input);
   check_per_channel(bias, C, "bias", op, input);
+  if (input.device().is_cuda() && group_norm_stub.has_kernel(DeviceType::CUDA) &&
+      fused_batch_norm_applies(input, {&weight, &bias}))  // same dtype and device
+    return fused_group_norm(input, num_groups, weight, bias, eps);
   int64_t inner = 1;  // elements per channel
   for (int64_t d = 2; d < input.dim(); ++d) inner *= input.size(d);
   const DType dt = compute_dtype(input.dtype());

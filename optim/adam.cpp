@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/ops/factory.h"
-#include "core/ops/optim.h"
+#include "core/ops/multi_tensor.h"
 #include "optim/option_checks.h"
 #include "optim/step_count.h"
 
@@ -23,10 +23,11 @@ GroupOptions adam_defaults(const Options& o) {
           {"maximize", o.maximize() ? 1.0 : 0.0}};
 }
 
-// One Adam (decoupled = false) or AdamW (decoupled = true) update of `param`; the formulas
-// are in optim/adam.h. Errors name "AdamW" or "Adam" (native::adam_step_).
-void adam_update(bool decoupled, const ParamGroup& group, const Tensor& param, const Tensor& grad,
-                 ParamState& state) {
+// One Adam (decoupled = false) or AdamW (decoupled = true) update of `param`, queued for
+// flush_updates; the formulas are in optim/adam.h. Errors name "AdamW" or "Adam"
+// (native::adam_step_).
+void adam_update(std::vector<AdamUpdate>& pending, bool decoupled, const ParamGroup& group,
+                 const Tensor& param, const Tensor& grad, ParamState& state) {
   const double lr = group.get("lr");
   const double beta1 = group.get("betas0");
   const double beta2 = group.get("betas1");
@@ -58,8 +59,8 @@ void adam_update(bool decoupled, const ParamGroup& group, const Tensor& param, c
   c.decoupled = decoupled;
   c.amsgrad = amsgrad;
   c.maximize = maximize;
-  native::adam_step_(param, grad, state.at("exp_avg"), state.at("exp_avg_sq"),
-                     amsgrad ? state.at("max_exp_avg_sq") : Tensor(), c);
+  pending.push_back({param, grad, state.at("exp_avg"), state.at("exp_avg_sq"),
+                     amsgrad ? state.at("max_exp_avg_sq") : Tensor(), c});
 }
 
 }  // namespace
@@ -81,7 +82,13 @@ void Adam::check_options(const GroupOptions& options) const {
 
 void Adam::update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
                   ParamState& state) {
-  adam_update(/*decoupled=*/false, group, param, grad, state);
+  adam_update(pending_, /*decoupled=*/false, group, param, grad, state);
+}
+
+void Adam::flush_updates() {
+  std::vector<AdamUpdate> updates;
+  updates.swap(pending_);
+  native::adam_steps_(updates);
 }
 
 AdamW::AdamW(std::vector<Tensor> params, const AdamWOptions& options)
@@ -101,7 +108,13 @@ void AdamW::check_options(const GroupOptions& options) const {
 
 void AdamW::update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
                    ParamState& state) {
-  adam_update(/*decoupled=*/true, group, param, grad, state);
+  adam_update(pending_, /*decoupled=*/true, group, param, grad, state);
+}
+
+void AdamW::flush_updates() {
+  std::vector<AdamUpdate> updates;
+  updates.swap(pending_);
+  native::adam_steps_(updates);
 }
 
 }  // namespace ember::optim

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/ops/multi_tensor.h"
 #include "optim/optimizer.h"
 
 namespace ember::optim {
@@ -55,6 +56,10 @@ class Adam : public Optimizer {
   void check_options(const GroupOptions& options) const override;
   void update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
               ParamState& state) override;
+  void flush_updates() override;
+
+ private:
+  std::vector<AdamUpdate> pending_;  // this step's updates, run by flush_updates()
 };
 
 class AdamW : public Optimizer {
@@ -66,6 +71,10 @@ class AdamW : public Optimizer {
   void check_options(const GroupOptions& options) const override;
   void update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
               ParamState& state) override;
+  void flush_updates() override;
+
+ private:
+  std::vector<AdamUpdate> pending_;  // this step's updates, run by flush_updates()
 };
 
 }  // namespace ember::optim

@@ -131,6 +131,16 @@ void Optimizer::zero_grad(bool set_to_none) {
 
 void Optimizer::step() {
   autograd::NoGradGuard no_grad;
+  try {
+    update_all();
+  } catch (...) {
+    flush_updates();  // the updates queued before the error happen, as they would one by one
+    throw;
+  }
+  flush_updates();
+}
+
+void Optimizer::update_all() {
   int64_t index = 0;
   for (size_t g = 0; g < groups_.size(); ++g) {
     const ParamGroup& group = groups_[g];

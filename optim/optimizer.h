@@ -201,8 +201,14 @@ class Optimizer {
   // NoGradGuard.
   virtual void update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
                       ParamState& state) = 0;
+  // Called by step() after the step's last update() (also when one throws): an optimizer that
+  // queues its updates runs them here, all at once (SGD, Adam and AdamW: Note [Multi-tensor
+  // optimizer steps] in core/ops/multi_tensor.h).
+  virtual void flush_updates() {}
 
  private:
+  // step()'s loop: update() for every parameter with a gradient.
+  void update_all();
   // (group, position) of `param`; an error if it is not optimized here.
   std::pair<size_t, size_t> locate(const Tensor& param) const;
 

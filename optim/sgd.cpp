@@ -1,7 +1,7 @@
 #include "optim/sgd.h"
 
 #include "core/ops/factory.h"
-#include "core/ops/optim.h"
+#include "core/ops/multi_tensor.h"
 
 namespace ember::optim {
 
@@ -55,8 +55,14 @@ void SGD::update(const ParamGroup& group, const Tensor& param, const Tensor& gra
     if (first) state["momentum_buffer"] = empty_like(param);
     buf = state.at("momentum_buffer");
   }
-  native::sgd_step_(param, grad, buf,
-                    {lr, momentum, dampening, weight_decay, nesterov, maximize, first});
+  pending_.push_back(
+      {param, grad, buf, {lr, momentum, dampening, weight_decay, nesterov, maximize, first}});
+}
+
+void SGD::flush_updates() {
+  std::vector<SgdUpdate> updates;
+  updates.swap(pending_);
+  native::sgd_steps_(updates);
 }
 
 }  // namespace ember::optim

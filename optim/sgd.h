@@ -15,6 +15,7 @@
 
 #include <vector>
 
+#include "core/ops/multi_tensor.h"
 #include "optim/optimizer.h"
 
 namespace ember::optim {
@@ -39,6 +40,10 @@ class SGD : public Optimizer {
   void check_options(const GroupOptions& options) const override;
   void update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
               ParamState& state) override;
+  void flush_updates() override;
+
+ private:
+  std::vector<SgdUpdate> pending_;  // this step's updates, run by flush_updates()
 };
 
 }  // namespace ember::optim

@@ -1,0 +1,175 @@
+// CUDA kernels of the fused cross-entropy (core/ops/cross_entropy.h, Note [Fused
+// cross-entropy]): a block per row of C logits (32 to 512 threads, the smallest power of two
+// covering C). The forward folds the row into an online max / sum-of-exp state per thread
+// (kernels/cuda/online_softmax.cuh), merges them with shuffles and shared memory (every thread
+// gets the same state), and thread 0 writes the row's loss, weight and lse; with label
+// smoothing a second pass sums w[c] (x[c] - lse). The backward writes each dx[c] from
+// p = exp(x[c] - lse) in one pass (plus a block sum of the class weights when smoothing).
+
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "core/ops/cross_entropy.h"
+#include "kernels/cuda/common.cuh"
+#include "kernels/cuda/online_softmax.cuh"
+#include "kernels/cuda/warp.cuh"
+#include "kernels/math/convert.h"
+
+namespace ember::kernels::cuda {
+
+namespace {
+
+using math::convert;
+
+constexpr int kMaxThreads = 512;
+constexpr int kMaxWarps = kMaxThreads / 32;
+
+// The block's sum of v, the same bits in every thread (a symmetric butterfly in each warp, then
+// the warps' sums in order). partial: kMaxWarps values.
+template <class A, class Shared>
+__device__ __forceinline__ A block_sum(A v, Shared partial) {
+  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  const int warps = static_cast<int>(blockDim.x) / 32;
+  for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xffffffffu, v, d, 32);
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  v = lane < warps ? partial[lane] : A(0);
+  for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xffffffffu, v, d, 32);
+  return v;
+}
+
+// x: (M, C); target: (M); w: (C) or null; loss, wrow, lse: (M).
+template <class T>
+__global__ void cross_entropy_kernel(const T* x, const int64_t* target, const T* w,
+                                     opmath_t<T>* loss, opmath_t<T>* wrow, opmath_t<T>* lse,
+                                     int64_t C, int64_t ignore_index, opmath_t<T> e) {
+  using A = opmath_t<T>;
+  EMBER_SHARED_ARRAY(Online<A>, states, kMaxWarps);
+  EMBER_SHARED_ARRAY(A, sums, kMaxWarps);
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
+  const int warps = static_cast<int>(blockDim.x) / 32;
+  const int64_t row = blockIdx.x;
+  const T* xr = x + row * C;
+  Online<A> s = Online<A>::empty();
+  for (int64_t c = tid; c < C; c += blockDim.x) s.add(convert<A>(xr[c]));
+  s = online_warp_merge(s);
+  if (lane == 0) states[warp] = s;
+  __syncthreads();
+  s = lane < warps ? states[lane] : Online<A>::empty();
+  s = online_warp_merge(s);
+  s.finish();
+  const A l = s.max + std::log(s.sum);
+  A smooth = A(0);
+  if (e > A(0)) {
+    for (int64_t c = tid; c < C; c += blockDim.x) {
+      const A lp = convert<A>(xr[c]) - l;
+      smooth -= w ? convert<A>(w[c]) * lp : lp;
+    }
+    smooth = block_sum(smooth, sums);
+  }
+  if (tid != 0) return;
+  lse[row] = l;
+  const int64_t t = target[row];
+  if (t == ignore_index) {
+    loss[row] = A(0);
+    wrow[row] = A(0);
+    return;
+  }
+  const A wt = w ? convert<A>(w[t]) : A(1);
+  A v = -wt * (convert<A>(xr[t]) - l);
+  if (e > A(0)) v = (A(1) - e) * v + e / static_cast<A>(C) * smooth;
+  loss[row] = v;
+  wrow[row] = wt;
+}
+
+// dx: (M, C) from grad_rows (M), x, target, w (or null), lse.
+template <class T>
+__global__ void cross_entropy_backward_kernel(const opmath_t<T>* grad_rows, const T* x,
+                                              const int64_t* target, const T* w,
+                                              const opmath_t<T>* lse, T* dx, int64_t C,
+                                              int64_t ignore_index, opmath_t<T> e) {
+  using A = opmath_t<T>;
+  EMBER_SHARED_ARRAY(A, sums, kMaxWarps);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int64_t row = blockIdx.x;
+  const int64_t t = target[row];
+  T* dr = dx + row * C;
+  if (t == ignore_index) {  // the whole block leaves: no barrier follows for it
+    for (int64_t c = tid; c < C; c += blockDim.x) dr[c] = convert<T>(A(0));
+    return;
+  }
+  A w_sum = static_cast<A>(C);
+  if (e > A(0) && w) {
+    A acc = A(0);
+    for (int64_t c = tid; c < C; c += blockDim.x) acc += convert<A>(w[c]);
+    w_sum = block_sum(acc, sums);
+  }
+  const A g = grad_rows[row], l = lse[row];
+  const A wt = w ? convert<A>(w[t]) : A(1);
+  const A a = g * (A(1) - e) * wt, b = g * (e / static_cast<A>(C));
+  const T* xr = x + row * C;
+  for (int64_t c = tid; c < C; c += blockDim.x) {
+    const A p = std::exp(convert<A>(xr[c]) - l);
+    A v = a * (p - (c == t ? A(1) : A(0)));
+    if (e > A(0)) v += b * (p * w_sum - (w ? convert<A>(w[c]) : A(1)));
+    dr[c] = convert<T>(v);
+  }
+}
+
+unsigned threads_for(int64_t C) {
+  unsigned t = 32;
+  while (t < static_cast<unsigned>(kMaxThreads) && t < C) t *= 2;
+  return t;
+}
+
+template <class T>
+const T* cptr(const Tensor& t) {
+  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
+}
+
+void cross_entropy_cuda(const native::CrossEntropyRows& out, const Tensor& logits,
+                        const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                        double label_smoothing) {
+  const int64_t M = logits.size(0), C = logits.size(1);
+  EMBER_CHECK(M <= INT32_MAX, "cross_entropy: ", M, " rows; the CUDA kernel takes up to 2^31 - 1");
+  const Device device = logits.device();
+  DeviceGuard guard(device);
+  const Stream stream = current_stream(device);
+  EMBER_DISPATCH_FLOATING(logits.dtype(), "cross_entropy", [&] {
+    using T = scalar_t;
+    using A = opmath_t<T>;
+    uses_collectives(&cross_entropy_kernel<T>);
+    launch_kernel("cross_entropy_kernel", &cross_entropy_kernel<T>, dim3(static_cast<unsigned>(M)),
+                  dim3(threads_for(C)), 0, stream, cptr<T>(logits), target.data_ptr<int64_t>(),
+                  cptr<T>(weight), out.loss.data_ptr<A>(), out.weight.data_ptr<A>(),
+                  out.lse.data_ptr<A>(), C, ignore_index, static_cast<A>(label_smoothing));
+  });
+}
+
+void cross_entropy_backward_cuda(const Tensor& grad_logits, const Tensor& grad_rows,
+                                 const Tensor& logits, const Tensor& target, const Tensor& weight,
+                                 const Tensor& lse, int64_t ignore_index, double label_smoothing) {
+  const int64_t M = logits.size(0), C = logits.size(1);
+  EMBER_CHECK(M <= INT32_MAX, "cross_entropy_backward: ", M,
+              " rows; the CUDA kernel takes up to 2^31 - 1");
+  const Device device = logits.device();
+  DeviceGuard guard(device);
+  const Stream stream = current_stream(device);
+  EMBER_DISPATCH_FLOATING(logits.dtype(), "cross_entropy_backward", [&] {
+    using T = scalar_t;
+    using A = opmath_t<T>;
+    uses_collectives(&cross_entropy_backward_kernel<T>);
+    launch_kernel("cross_entropy_backward_kernel", &cross_entropy_backward_kernel<T>,
+                  dim3(static_cast<unsigned>(M)), dim3(threads_for(C)), 0, stream,
+                  grad_rows.data_ptr<A>(), cptr<T>(logits), target.data_ptr<int64_t>(),
+                  cptr<T>(weight), lse.data_ptr<A>(), static_cast<T*>(grad_logits.data_ptr()), C,
+                  ignore_index, static_cast<A>(label_smoothing));
+  });
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL(cross_entropy_stub, DeviceType::CUDA, cross_entropy_cuda);
+EMBER_REGISTER_KERNEL(cross_entropy_backward_stub, DeviceType::CUDA, cross_entropy_backward_cuda);
+
+}  // namespace ember::kernels::cuda

@@ -1,0 +1,55 @@
+#pragma once
+// The online softmax state (Note [Online softmax] in kernels/cuda/softmax.cu): a running max and
+// the sum of exp(x - max), rescaled when the max grows, and its merge across a warp. Used by the
+// softmax and the fused cross-entropy kernels.
+
+#include <limits>
+
+#include "kernels/cuda/common.cuh"
+#include "kernels/cuda/warp.cuh"
+
+namespace ember::kernels::cuda {
+
+// A running max and the sum of exp(x - max) (Note [Online softmax]); sum == 0: no element yet.
+template <class A>
+struct Online {
+  A max;
+  A sum;
+
+  __device__ __forceinline__ static Online empty() {
+    return {-std::numeric_limits<A>::infinity(), A(0)};
+  }
+  __device__ __forceinline__ void add(A x) {
+    if (x > max) {
+      sum = sum * std::exp(max - x) + A(1);
+      max = x;
+    } else if (sum == A(0)) {  // the first element: -inf or NaN
+      max = x;
+      sum = A(1);
+    } else {
+      sum += std::exp(x - max);  // NaN for x NaN, or x == max == +inf
+    }
+  }
+  __device__ __forceinline__ static Online merge(const Online& a, const Online& b) {
+    if (b.sum == A(0)) return a;
+    if (a.sum == A(0)) return b;
+    const A m = a.max > b.max ? a.max : b.max;
+    return {m, a.sum * std::exp(a.max - m) + b.sum * std::exp(b.max - m)};
+  }
+  // The line is done: NaN when the max is not finite (+inf present, or only -inf).
+  __device__ __forceinline__ void finish() {
+    if (!(max - max == A(0))) sum = std::numeric_limits<A>::quiet_NaN();
+  }
+};
+
+template <class A>
+__device__ __forceinline__ Online<A> online_warp_merge(Online<A> s) {
+  for (int d = 16; d > 0; d /= 2) {
+    const Online<A> other = detail::shuffle_words(
+        s, [&](unsigned w) { return __shfl_xor_sync(0xffffffffu, w, d, 32); });
+    s = Online<A>::merge(s, other);
+  }
+  return s;
+}
+
+}  // namespace ember::kernels::cuda
