@@ -11,19 +11,14 @@
 
 #include "core/cuda.h"
 #include "core/ops/multi_tensor.h"
+#include "cuda_test_util.h"
 #include "test_util.h"
 
 using namespace ember;
+using ember::testing::have_cuda;
 using ember::testing::values;
 
 namespace {
-
-bool have_cuda() {
-  if (cuda::is_available()) return true;
-  WARN("skipped: " << (cuda_is_built() ? "no CUDA device is available on this machine"
-                                       : "ember was built without CUDA (EMBER_CUDA=off)"));
-  return false;
-}
 
 const Device kDev = Device::cuda(0);
 

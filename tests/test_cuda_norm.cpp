@@ -12,19 +12,14 @@
 
 #include "core/cuda.h"
 #include "core/ops/norm.h"
+#include "cuda_test_util.h"
 #include "test_util.h"
 
 using namespace ember;
+using ember::testing::have_cuda;
 using ember::testing::values;
 
 namespace {
-
-bool have_cuda() {
-  if (cuda::is_available()) return true;
-  WARN("skipped: " << (cuda_is_built() ? "no CUDA device is available on this machine"
-                                       : "ember was built without CUDA (EMBER_CUDA=off)"));
-  return false;
-}
 
 const Device kDev = Device::cuda(0);
 
@@ -125,6 +120,27 @@ TEST_CASE("cuda softmax gives the CPU's NaN for lines with NaN, +inf or only -in
       check_close(host.to(kDev).softmax(dim), host.softmax(dim), 2e-6, "softmax");
       check_close(host.to(kDev).log_softmax(dim), host.log_softmax(dim), 2e-6, "log_softmax");
     }
+  }
+}
+
+TEST_CASE("cuda softmax of masked rows: threads that see only -inf add nothing", "[cuda]") {
+  if (!have_cuda()) return;
+  const double inf = ember::testing::kInf;
+  // A causal mask's first rows: one or two finite logits, the rest -inf, so most threads of a
+  // warp (n 64) or block (n 1500) fold only -inf values, and their partial states merge.
+  for (int64_t n : {int64_t{64}, int64_t{1500}}) {
+    Tensor host = full({3, n}, -inf);
+    host.select(0, 0).narrow(0, 0, 1).fill_(1.5);
+    host.select(0, 1).narrow(0, 0, 2).fill_(-0.5);
+    host.select(0, 2).narrow(0, n - 1, 1).fill_(2.0);
+    INFO("n " << n);
+    check_close(host.to(kDev).softmax(1), host.softmax(1), 2e-6, "softmax");
+    check_close(host.to(kDev).log_softmax(1), host.log_softmax(1), 2e-6, "log_softmax");
+    const Tensor target = full({3}, 0, TensorOptions(kInt64));
+    check_close(nn::functional::cross_entropy(host.narrow(0, 0, 2).to(kDev),
+                                              target.narrow(0, 0, 2).to(kDev)),
+                nn::functional::cross_entropy(host.narrow(0, 0, 2), target.narrow(0, 0, 2)), 2e-6,
+                "cross_entropy");
   }
 }
 

@@ -26,13 +26,18 @@ struct Online {
     } else if (sum == A(0)) {  // the first element: -inf or NaN
       max = x;
       sum = A(1);
+    } else if (x == max) {
+      sum += A(1);  // exp(0), also for x == max == -inf, where x - max would be NaN
     } else {
-      sum += std::exp(x - max);  // NaN for x NaN, or x == max == +inf
+      sum += std::exp(x - max);  // NaN for x NaN
     }
   }
   __device__ __forceinline__ static Online merge(const Online& a, const Online& b) {
     if (b.sum == A(0)) return a;
     if (a.sum == A(0)) return b;
+    // Equal maxima add their sums as they are: two states that saw only -inf (a thread's share
+    // of a causal-masked row) would otherwise give exp(-inf - -inf) = NaN.
+    if (a.max == b.max) return {a.max, a.sum + b.sum};
     const A m = a.max > b.max ? a.max : b.max;
     return {m, a.sum * std::exp(a.max - m) + b.sum * std::exp(b.max - m)};
   }
