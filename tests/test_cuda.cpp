@@ -238,3 +238,21 @@ TEST_CASE("pin_memory without a CUDA device or backend is a clear error", "[cuda
                     Contains("page-locked") &&
                         Contains(cuda_is_built() ? "needs a CUDA device" : "built without CUDA"));
 }
+
+TEST_CASE("a pinned tensor freed while its non_blocking copy is queued is not read after",
+          "[cuda]") {
+  if (!have_cuda()) return;
+  const Device dev = Device::cuda(0);
+  const int64_t n = 1 << 16;
+  // Work queued ahead on the stream, so the copy below is still waiting when its source goes.
+  Tensor busy = ones({1 << 22}, TensorOptions(kFloat32).device(dev));
+  for (int i = 0; i < 4; ++i) busy = busy * 1.5 + 1;
+  Tensor d;
+  {
+    Tensor pinned = ramp({n}, kFloat32).pin_memory();
+    d = pinned.to(dev, kFloat32, /*non_blocking=*/true);
+  }  // freed here: cudaFreeHost (and the simulator) first let the queued copy run
+  Tensor reuse = full({n}, -7.0).pin_memory();  // likely the same host block, overwritten
+  CHECK(values(d) == values(ramp({n}, kFloat32)));
+  CHECK(values(reuse)[0] == -7.0);
+}

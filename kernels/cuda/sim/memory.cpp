@@ -241,6 +241,4 @@ void* host_malloc(size_t bytes) {
   return p;
 }
 
-void host_free(void* p) { std::free(p); }
-
 }  // namespace ember::sim

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -33,6 +34,14 @@ class Stream {
   bool idle() {
     std::lock_guard<std::mutex> lock(mutex_);
     return pending_ == 0;
+  }
+
+  // Waits until every queued item ran, leaving a pending error for the next synchronisation;
+  // returns at once when called from this stream's own executor (its work waiting on itself).
+  void wait_quietly() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (executor_.joinable() && executor_.get_id() == std::this_thread::get_id()) return;
+    drained_.wait(lock, [&] { return pending_ == 0; });
   }
 
   // Waits until every queued item ran; returns (and clears) the first error since the last
@@ -191,6 +200,20 @@ void device_synchronize(int device) {
     if (e && !first) first = e;
   }
   rethrow(first);
+}
+
+// cudaFreeHost synchronises the device before it frees, so memory that a queued copy still reads
+// (a pinned batch copied with non_blocking and dropped at once) is never freed under it. The
+// simulator does the same: every stream's queued work runs first.
+void host_free(void* p) {
+  if (!p) return;
+  std::vector<Stream*> streams;
+  {
+    std::lock_guard<std::mutex> lock(registry().mutex);
+    streams = registry().streams;
+  }
+  for (Stream* s : streams) s->wait_quietly();
+  std::free(p);
 }
 
 void memcpy_async(void* dst, const void* src, size_t n, Stream* stream) {
