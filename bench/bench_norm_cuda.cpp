@@ -39,6 +39,7 @@ std::vector<double> time_on_device(const std::vector<std::function<void()>>& fns
     }
   }
   std::vector<double> med;
+  med.reserve(ms.size());
   for (auto& m : ms) med.push_back(bench::median(m));
   return med;
 }
@@ -91,6 +92,7 @@ int main(int argc, char** argv) {
         {"cross_entropy fwd" + tag, bytes, [=]() mutable { y = F::cross_entropy(x, target); }});
   }
   std::vector<std::function<void()>> fns;
+  fns.reserve(cases.size());
   for (const Case& c : cases) fns.push_back(c.fn);
   const std::vector<double> ms = time_on_device(fns, 15, 10);
   std::printf("%-32s %10s %10s %12s\n", "kernel", "ms", "GB/s", "vs copy");

@@ -56,6 +56,10 @@ EOF
 )
 
 if [[ -n "$since" ]]; then
+  if ! git rev-parse --verify --quiet "$since^{commit}" > /dev/null; then
+    echo "tidy.sh: --since $since is not a git revision" >&2
+    exit 2
+  fi
   declare -A in_db=()
   for u in "${units[@]}"; do in_db["$u"]=1; done
   declare -A pick=()
