@@ -42,8 +42,8 @@ if [ "${1:-}" = "--device" ] && [ "${2:-}" = "cpu" ]; then
   run bench_elementwise ./build-cpu/bench/bench_elementwise 9
   run bench_nn ./build-cpu/bench/bench_nn "$threads" 7 10
   # The CNN epoch: 100 batches of each framework, alternating, scaled to the epoch.
-  MODELS=cnn THREADS="$threads" CNN_REPS=1 CNN_BATCHES=100 OUT="$OUT/bench_train.jsonl" \
-    run bench_train bash bench/run_bench_train.sh build-cpu
+  run bench_train env MODELS=cnn THREADS="$threads" CNN_REPS=1 CNN_BATCHES=100 \
+    OUT="$OUT/bench_train.jsonl" bash bench/run_bench_train.sh build-cpu
   log "done: full results in $OUT"
   exit 0
 fi
