@@ -60,7 +60,7 @@ if ! [ -f /usr/include/catch2/catch.hpp ] && ! [ -f /usr/local/include/catch2/ca
   log "Catch2 not found: building the benchmarks only"
 fi
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=real \
-  -DCMAKE_CUDA_ARCHITECTURES="${arch}" -DEMBER_BUILD_TESTS=${tests} -DEMBER_BUILD_EXAMPLES=OFF \
+  -DCMAKE_CUDA_ARCHITECTURES="${arch}" -DEMBER_BUILD_TESTS=${tests} -DEMBER_BUILD_EXAMPLES=ON \
   > "$OUT/configure.log" 2>&1 || { log "configure failed"; tail -30 "$OUT/configure.log"; exit 1; }
 cmake --build build-gpu -j "$(nproc)" > "$OUT/build.log" 2>&1 || {
   log "build failed"; tail -40 "$OUT/build.log"; exit 1; }
@@ -86,3 +86,28 @@ cat "$OUT/bench_conv_cuda.txt" | tee -a "$OUT/summary.txt"
 ./build-gpu/bench/bench_norm_cuda > "$OUT/bench_norm_cuda.txt" 2>&1
 log "bench_norm_cuda: exit $?"
 cat "$OUT/bench_norm_cuda.txt" | tee -a "$OUT/summary.txt"
+
+# One Fashion-MNIST epoch of the CNN: ember-train on the GPU against PyTorch eager on the same
+# GPU (bench/torch_cnn_epoch.py: the same network, optimizer, batch and normalisation).
+data=${EMBER_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
+if [ -f "$data/train-images-idx3-ubyte.gz" ]; then
+  ./build-gpu/examples/ember-train --device cuda --epochs 1 --data-dir "$data" \
+    > "$OUT/cnn_epoch_ember.json" 2> "$OUT/cnn_epoch_ember.log"
+  log "ember-train --device cuda --epochs 1: exit $? -- $(tail -1 "$OUT/cnn_epoch_ember.json")"
+  if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2> /dev/null; then
+    python3 bench/torch_cnn_epoch.py --device cuda --data-dir "$data" \
+      > "$OUT/cnn_epoch_torch.json" 2> "$OUT/cnn_epoch_torch.log"
+    log "pytorch CNN epoch: exit $? -- $(tail -1 "$OUT/cnn_epoch_torch.json")"
+    python3 - "$OUT/cnn_epoch_ember.json" "$OUT/cnn_epoch_torch.json" << 'PY' | tee -a "$OUT/summary.txt"
+import json, sys
+e = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+t = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+print(f"CNN epoch: ember {e['train_seconds']:.2f} s, pytorch {t['train_seconds']:.2f} s, "
+      f"ember / pytorch {e['train_seconds'] / t['train_seconds']:.2f} (target <= 1)")
+PY
+  else
+    log "pytorch with CUDA not found: the CNN epoch has no reference"
+  fi
+else
+  log "Fashion-MNIST not found in $data (set EMBER_FASHION_MNIST): the CNN epoch is skipped"
+fi
