@@ -15,6 +15,7 @@
 #include <functional>
 #include <vector>
 
+#include "bench_cuda_util.h"
 #include "bench_util.h"
 #include "core/conv_backend.h"
 #include "core/cuda.h"
@@ -27,27 +28,6 @@ struct Layer {
   const char* name;
   int64_t N, C, H, W, O, k, stride, pad;
 };
-
-// Median milliseconds per call of each contender, timed on the device with events.
-std::vector<double> time_on_device(const std::vector<std::function<void()>>& fns, int rounds,
-                                   int iters) {
-  std::vector<std::vector<double>> ms(fns.size());
-  for (const auto& f : fns) f();  // warm up (and allocate through the caching allocator)
-  cuda::synchronize();
-  for (int r = 0; r < rounds; ++r) {
-    for (size_t k = 0; k < fns.size(); ++k) {
-      Event start(DeviceType::CUDA, true), stop(DeviceType::CUDA, true);
-      start.record();
-      for (int i = 0; i < iters; ++i) fns[k]();
-      stop.record();
-      stop.synchronize();
-      ms[k].push_back(start.elapsed_ms(stop) / iters);
-    }
-  }
-  std::vector<double> med;
-  for (auto& m : ms) med.push_back(bench::median(m));
-  return med;
-}
 
 }  // namespace
 
@@ -79,7 +59,7 @@ int main(int argc, char** argv) {
     Tensor gy = randn(y.sizes(), kFloat32, &gen).to(dev);
     const double flops =
         2.0 * static_cast<double>(y.numel()) * static_cast<double>(l.C * l.k * l.k);
-    auto with = [](ConvBackend be, std::function<void()> f) {
+    auto with = [](ConvBackend be, const std::function<void()>& f) {
       return [be, f] {
         set_conv_backend(be);
         f();
@@ -91,8 +71,8 @@ int main(int argc, char** argv) {
     };
     for (int pass = 0; pass < 2; ++pass) {
       const auto& f = pass == 0 ? std::function<void()>(fwd) : std::function<void()>(bwd);
-      const std::vector<double> ms =
-          time_on_device({with(ConvBackend::ember, f), with(ConvBackend::cudnn, f)}, rounds, 3);
+      const std::vector<double> ms = bench::time_on_device(
+          {with(ConvBackend::ember, f), with(ConvBackend::cudnn, f)}, rounds, 3);
       const double work = pass == 0 ? flops : 2 * flops;
       std::printf("%-28s %-8s %10.4f %10.4f %10.1f %12.2f\n", l.name,
                   pass == 0 ? "forward" : "backward", ms[0], ms[1], work / ms[0] / 1e6,

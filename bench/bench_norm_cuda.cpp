@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_cuda_util.h"
 #include "bench_util.h"
 #include "core/cuda.h"
 
@@ -21,28 +22,6 @@ using namespace ember;
 namespace F = ember::nn::functional;
 
 namespace {
-
-// Median milliseconds per call of each contender, timed on the device with events.
-std::vector<double> time_on_device(const std::vector<std::function<void()>>& fns, int rounds,
-                                   int iters) {
-  std::vector<std::vector<double>> ms(fns.size());
-  for (const auto& f : fns) f();  // warm up (and allocate through the caching allocator)
-  cuda::synchronize();
-  for (int r = 0; r < rounds; ++r) {
-    for (size_t k = 0; k < fns.size(); ++k) {
-      Event start(DeviceType::CUDA, true), stop(DeviceType::CUDA, true);
-      start.record();
-      for (int i = 0; i < iters; ++i) fns[k]();
-      stop.record();
-      stop.synchronize();
-      ms[k].push_back(start.elapsed_ms(stop) / iters);
-    }
-  }
-  std::vector<double> med;
-  med.reserve(ms.size());
-  for (auto& m : ms) med.push_back(bench::median(m));
-  return med;
-}
 
 struct Case {
   std::string name;
@@ -94,7 +73,7 @@ int main(int argc, char** argv) {
   std::vector<std::function<void()>> fns;
   fns.reserve(cases.size());
   for (const Case& c : cases) fns.push_back(c.fn);
-  const std::vector<double> ms = time_on_device(fns, 15, 10);
+  const std::vector<double> ms = bench::time_on_device(fns, 15, 10);
   std::printf("%-32s %10s %10s %12s\n", "kernel", "ms", "GB/s", "vs copy");
   double copy_gbs = 0;
   for (size_t k = 0; k < cases.size(); ++k) {
