@@ -131,7 +131,7 @@ Tensor class_indices(const Tensor& input, const Tensor& target, int64_t ignore_i
   EMBER_CHECK(target.sizes() == expected, op, ": input ", input.sizes(),
               " needs class indices of shape ", expected, ", got target ", target.sizes());
 
-  const Tensor t = target.to(kInt64);
+  Tensor t = target.to(kInt64);
   {
     const Tensor host = t.to(kCPU).contiguous();
     const int64_t* p = host.data_ptr<int64_t>();

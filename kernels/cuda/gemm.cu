@@ -4,6 +4,7 @@
 // coalesces the batch dims, and launches.
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -58,10 +59,11 @@ Geometry make_geometry(const Tensor& out, const Tensor& a, const Tensor& b) {
     sa.push_back(a.stride(d)), sb.push_back(b.stride(d)), sc.push_back(out.stride(d));
   }
   const size_t outer = size.size() > kMaxBatchDims ? size.size() - kMaxBatchDims : 0;
-  geo.outer_size.assign(size.begin(), size.begin() + outer);
-  geo.outer_a.assign(sa.begin(), sa.begin() + outer);
-  geo.outer_b.assign(sb.begin(), sb.begin() + outer);
-  geo.outer_c.assign(sc.begin(), sc.begin() + outer);
+  const auto split = static_cast<std::ptrdiff_t>(outer);
+  geo.outer_size.assign(size.begin(), size.begin() + split);
+  geo.outer_a.assign(sa.begin(), sa.begin() + split);
+  geo.outer_b.assign(sb.begin(), sb.begin() + split);
+  geo.outer_c.assign(sc.begin(), sc.begin() + split);
   for (int64_t s : geo.outer_size) geo.outer_count *= s;
   g.batch_dims = static_cast<int>(size.size() - outer);
   g.batches = 1;

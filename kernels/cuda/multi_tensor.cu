@@ -187,6 +187,7 @@ void multi_sgd_step_kernel(const std::vector<SgdUpdate>& updates) {
             using Op = math::SgdStep<opmath_t<T>, kMomentum>;
             using L = List<3, Op>;
             std::vector<int64_t> numel;
+            numel.reserve(bucket.size());
             for (const SgdUpdate* u : bucket) numel.push_back(u->param.numel());
             for_each_launch<L>(
                 bucket.size(), numel,
@@ -222,6 +223,7 @@ void multi_adam_step_kernel(const std::vector<AdamUpdate>& updates) {
             using Op = math::AdamStep<opmath_t<T>, kAmsgrad>;
             using L = List<5, Op>;
             std::vector<int64_t> numel;
+            numel.reserve(bucket.size());
             for (const AdamUpdate* u : bucket) numel.push_back(u->param.numel());
             for_each_launch<L>(
                 bucket.size(), numel,

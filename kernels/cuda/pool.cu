@@ -117,7 +117,7 @@ __global__ void max_pool2d_backward_kernel(const T* gy, const int64_t* idx, T* g
       at = idx[p * L + l];
       v = static_cast<A>(gy[p * L + l]);
       if (at < 0 || at >= HW) {
-        if (atomicCAS(&err->flag, 0, 1) == 0) err->value = static_cast<long long>(p * L + l);
+        if (atomicCAS(&err->flag, 0, 1) == 0) err->value = p * L + l;
         at = -1;
       }
     }
