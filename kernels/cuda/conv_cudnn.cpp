@@ -9,15 +9,12 @@
 #include "core/error.h"
 
 #if defined(EMBER_CUDA_REAL)
-#include <cuda_runtime.h>
 #include <cudnn.h>
-
-#include <mutex>
-#include <vector>
 
 #include "core/allocator.h"
 #include "core/determinism.h"
 #include "core/stream.h"
+#include "kernels/cuda/cudnn_common.h"
 #include "kernels/cuda/runtime.h"
 #endif
 
@@ -27,22 +24,9 @@ namespace ember::kernels::cuda {
 
 namespace {
 
-void check(cudnnStatus_t s, const char* op, const char* call) {
-  EMBER_CHECK(s == CUDNN_STATUS_SUCCESS, op, ": ", call, " failed: ", cudnnGetErrorString(s));
-}
-
-// One handle per device, created on first use and kept for the process.
-cudnnHandle_t handle_for(const Device& device, const Stream& stream, const char* op) {
-  static std::mutex mu;
-  static std::vector<cudnnHandle_t> handles;
-  std::lock_guard<std::mutex> lock(mu);
-  const auto d = static_cast<size_t>(device.index);
-  if (handles.size() <= d) handles.resize(d + 1, nullptr);
-  if (handles[d] == nullptr) check(cudnnCreate(&handles[d]), op, "cudnnCreate");
-  check(cudnnSetStream(handles[d], static_cast<cudaStream_t>(native_stream(stream))), op,
-        "cudnnSetStream");
-  return handles[d];
-}
+// The shared helpers (kernels/cuda/cudnn_common.h) under this file's short names.
+constexpr auto& check = cudnn_check;
+constexpr auto& handle_for = cudnn_handle;
 
 // The descriptors of one convolution: x (N, C, H, W), w (O, C / groups, kh, kw),
 // y (N, O, out_h, out_w).
@@ -101,8 +85,6 @@ DataPtr workspace(size_t bytes, const Stream& stream) {
 }
 
 }  // namespace
-
-bool cudnn_available() { return true; }
 
 void cudnn_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& y, const Window2d& g,
                           int64_t groups) {
@@ -195,7 +177,6 @@ namespace {
 }
 }  // namespace
 
-bool cudnn_available() { return false; }
 void cudnn_conv2d_forward(const Tensor&, const Tensor&, const Tensor&, const Window2d&, int64_t) {
   no_cudnn("conv2d");
 }

@@ -11,7 +11,7 @@
 
 namespace ember::kernels::cuda {
 
-// Whether this build has cuDNN (EMBER_CUDA=real).
+// Whether this build has cuDNN (EMBER_CUDA=real; defined in kernels/cuda/cudnn_common.cpp).
 bool cudnn_available();
 
 // y = conv2d(x, w) without bias.

@@ -12,12 +12,18 @@
 // Backward: the same layouts for dx, with the row sums of w g and w g xhat merged the same way;
 // dw and db are column sums over the rows: a block of 32 columns x kColRows row-strides, merged
 // in shared memory in a fixed tree. No atomics: every run gives the same bits.
+//
+// cuDNN's batch_norm forward is the reference (core/norm_backend.h, Note [Norm backends on
+// CUDA] in kernels/cuda/norm_cudnn.h): batch_norm_cuda asks choose_norm_cudnn which one runs.
 
 #include <cstdint>
+#include <sstream>
 
 #include "core/dtype.h"
+#include "core/ops/copy.h"
 #include "core/ops/norm.h"
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/norm_cudnn.h"
 #include "kernels/cuda/warp.cuh"
 #include "kernels/math/convert.h"
 #include "kernels/math/reduce.h"
@@ -369,14 +375,21 @@ __global__ void batch_norm_backward_kernel(const T* g, const T* x, const opmath_
   }
 }
 
-void batch_norm_cuda(const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
-                     const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
-                     const Tensor& running_var, int64_t N, int64_t C, int64_t L, bool training,
-                     double f, double eps) {
-  EMBER_CHECK(C <= INT32_MAX, "batch_norm: ", C, " channels; the CUDA kernel takes up to 2^31 - 1");
-  const Device device = x.device();
-  DeviceGuard guard(device);
-  const Stream stream = current_stream(device);
+// mean[c] = rm[c], rstd[c] = 1 / sqrt(rv[c] + eps): eval's statistics beside cuDNN's forward.
+template <class T>
+__global__ void batch_norm_eval_stats_kernel(const T* rm, const T* rv, opmath_t<T>* mean,
+                                             opmath_t<T>* rstd, int64_t C, opmath_t<T> eps) {
+  using A = opmath_t<T>;
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= C) return;
+  mean[c] = convert<A>(rm[c]);
+  rstd[c] = A(1) / std::sqrt(convert<A>(rv[c]) + eps);
+}
+
+void batch_norm_ember(const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                      const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                      const Tensor& running_var, int64_t N, int64_t C, int64_t L, bool training,
+                      double f, double eps, const Stream& stream) {
   EMBER_DISPATCH_FLOATING(x.dtype(), "batch_norm", [&] {
     using T = scalar_t;
     using A = opmath_t<T>;
@@ -386,6 +399,60 @@ void batch_norm_cuda(const Tensor& y, const Tensor& mean, const Tensor& rstd, co
                   mptr<T>(running_mean), mptr<T>(running_var), mptr<T>(y), mptr<A>(mean),
                   mptr<A>(rstd), N, C, L, training, static_cast<A>(f), static_cast<A>(eps));
   });
+}
+
+// cuDNN's forward (float32 only: cudnn_batch_norm_supported), with eval's mean and rstd.
+void batch_norm_cudnn(const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                      const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                      const Tensor& running_var, int64_t N, int64_t C, int64_t L, bool training,
+                      double f, double eps, const Stream& stream) {
+  cudnn_batch_norm_forward(y, mean, rstd, x, weight, bias, running_mean, running_var, N, C, L,
+                           training, f, eps);
+  if (training) return;
+  launch_kernel("batch_norm_eval_stats_kernel", &batch_norm_eval_stats_kernel<float>,
+                dim3(blocks_for(C, kBlockThreads)), dim3(kBlockThreads), 0, stream,
+                cptr<float>(running_mean), cptr<float>(running_var), mptr<float>(mean),
+                mptr<float>(rstd), C, static_cast<float>(eps));
+}
+
+void batch_norm_cuda(const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                     const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                     const Tensor& running_var, int64_t N, int64_t C, int64_t L, bool training,
+                     double f, double eps) {
+  EMBER_CHECK(C <= INT32_MAX, "batch_norm: ", C, " channels; the CUDA kernel takes up to 2^31 - 1");
+  const Device device = x.device();
+  DeviceGuard guard(device);
+  const Stream stream = current_stream(device);
+  // auto's timing runs move clones of the running statistics (Note [Norm backends on CUDA]).
+  Tensor rm, rv;
+  auto scratch = [&] {
+    if (!rm.defined() && running_mean.defined()) rm = native::clone(running_mean);
+    if (!rv.defined() && running_var.defined()) rv = native::clone(running_var);
+  };
+  auto time_ember = [&] {
+    scratch();
+    batch_norm_ember(y, mean, rstd, x, weight, bias, rm, rv, N, C, L, training, f, eps, stream);
+  };
+  auto time_cudnn = [&] {
+    scratch();
+    batch_norm_cudnn(y, mean, rstd, x, weight, bias, rm, rv, N, C, L, training, f, eps, stream);
+  };
+  auto key = [&] {
+    std::ostringstream k;
+    k << "batch_norm " << (training ? "training " : "eval ") << dtype_name(x.dtype()) << " N=" << N
+      << " C=" << C << " L=" << L << (weight.defined() ? "" : " no-weight")
+      << (bias.defined() ? "" : " no-bias") << (running_mean.defined() ? "" : " no-running");
+    return k.str();
+  };
+  const bool supported =
+      cudnn_batch_norm_supported(x, running_mean, running_var, N, C, L, training, eps);
+  if (choose_norm_cudnn("batch_norm", key, supported, stream, time_ember, time_cudnn)) {
+    batch_norm_cudnn(y, mean, rstd, x, weight, bias, running_mean, running_var, N, C, L, training,
+                     f, eps, stream);
+  } else {
+    batch_norm_ember(y, mean, rstd, x, weight, bias, running_mean, running_var, N, C, L, training,
+                     f, eps, stream);
+  }
 }
 
 void batch_norm_backward_cuda(const Tensor& grad_input, const Tensor& grad_weight,

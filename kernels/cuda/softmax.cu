@@ -19,14 +19,19 @@
 // - inner == 1, longer rows: a block of kBlockThreads per row, merged in shared memory.
 // - inner > 1 (dim is not the last): a thread per line; the threads of a warp take neighbouring
 //   lines, so each step reads 32 neighbouring elements (coalesced), and a line needs no merge.
+//
+// cuDNN's softmax is the reference (core/norm_backend.h, Note [Norm backends on CUDA] in
+// kernels/cuda/norm_cudnn.h): softmax_kernel asks choose_norm_cudnn which one runs.
 
 #include <cstdint>
 #include <limits>
+#include <sstream>
 
 #include "core/dtype.h"
 #include "core/ops/copy.h"
 #include "core/ops/softmax.h"
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/norm_cudnn.h"
 #include "kernels/cuda/online_softmax.cuh"
 #include "kernels/cuda/warp.cuh"
 #include "kernels/math/convert.h"
@@ -137,14 +142,30 @@ void softmax_launch(const Tensor& out, const Tensor& in, int64_t dim) {
 }
 
 void softmax_kernel(const Tensor& out, const Tensor& input, int64_t dim, bool log) {
-  // out is new and contiguous; a strided input is read through a contiguous copy.
-  const Tensor in = input.is_contiguous() ? input : native::contiguous(input);
-  EMBER_DISPATCH_FLOATING(in.dtype(), log ? "log_softmax" : "softmax", [&] {
-    if (log)
-      softmax_launch<scalar_t, true>(out, in, dim);
-    else
-      softmax_launch<scalar_t, false>(out, in, dim);
-  });
+  const char* op = log ? "log_softmax" : "softmax";
+  auto run_ember = [&] {
+    // out is new and contiguous; a strided input is read through a contiguous copy.
+    const Tensor in = input.is_contiguous() ? input : native::contiguous(input);
+    EMBER_DISPATCH_FLOATING(in.dtype(), op, [&] {
+      if (log)
+        softmax_launch<scalar_t, true>(out, in, dim);
+      else
+        softmax_launch<scalar_t, false>(out, in, dim);
+    });
+  };
+  auto run_cudnn = [&] { cudnn_softmax_forward(out, input, log); };
+  auto key = [&] {
+    std::ostringstream k;
+    k << op << " " << dtype_name(input.dtype()) << " " << shape_str(input.sizes())
+      << " dim=" << dim;
+    return k.str();
+  };
+  if (choose_norm_cudnn(op, key, cudnn_softmax_supported(input, dim),
+                        current_stream(input.device()), run_ember, run_cudnn)) {
+    run_cudnn();
+  } else {
+    run_ember();
+  }
 }
 
 }  // namespace
