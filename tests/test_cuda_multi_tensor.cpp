@@ -16,6 +16,7 @@
 
 using namespace ember;
 using ember::testing::have_cuda;
+using ember::testing::same_bits;
 using ember::testing::values;
 
 namespace {
@@ -34,13 +35,6 @@ std::vector<int64_t> odd_sizes(int count) {
 Tensor sample(int64_t n, DType dt, uint64_t seed) {
   manual_seed(seed);
   return (rand({n}, kFloat64) * 2 - 1).to(dt);
-}
-
-// Bitwise equality of two tensors of one dtype (on any devices).
-bool same_bits(const Tensor& a, const Tensor& b) {
-  const Tensor x = a.to(kCPU).contiguous(), y = b.to(kCPU).contiguous();
-  return x.dtype() == y.dtype() && x.sizes() == y.sizes() &&
-         std::memcmp(x.data_ptr(), y.data_ptr(), x.nbytes()) == 0;
 }
 
 std::vector<Tensor> clones(const std::vector<Tensor>& ts) {

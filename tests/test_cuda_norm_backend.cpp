@@ -35,11 +35,7 @@ Tensor rnd(const Shape& shape, DType dt, uint64_t seed) {
 }
 
 // The same sizes, dtype and bits.
-bool same(const Tensor& a, const Tensor& b) {
-  const Tensor x = a.cpu().contiguous(), y = b.cpu().contiguous();
-  if (x.sizes() != y.sizes() || x.dtype() != y.dtype()) return false;
-  return std::memcmp(x.data_ptr(), y.data_ptr(), x.nbytes()) == 0;
-}
+bool same(const Tensor& a, const Tensor& b) { return ember::testing::same_bits(a, b); }
 
 // max |a - b| / (1 + max |b|), both on the device, same sizes and dtype.
 double rel_diff(const Tensor& a, const Tensor& b) {
