@@ -16,6 +16,8 @@
 //   are never defined by a sim build, so CUDA's headers keep their host meaning.
 
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -113,6 +115,34 @@ void uses_collectives(void (*kernel)(Params...)) {
 #else
   (void)kernel;
 #endif
+}
+
+// Copies moved in the widest machine word the data allows (cat, index_select's rows).
+// The widest word (16, 8, 4, 2 or 1 bytes) dividing every value (addresses and byte counts).
+inline int common_word(std::initializer_list<uintptr_t> values) {
+  uintptr_t bits = 0;
+  for (uintptr_t v : values) bits |= v;
+  for (int w : {16, 8, 4, 2}) {
+    if (bits % static_cast<uintptr_t>(w) == 0) return w;
+  }
+  return 1;
+}
+
+// f(W{}) for the unsigned word type W of w bytes (uint4 for 16).
+template <class F>
+void dispatch_word(int w, F&& f) {
+  switch (w) {
+    case 16:
+      return f(uint4{});
+    case 8:
+      return f(uint64_t{});
+    case 4:
+      return f(uint32_t{});
+    case 2:
+      return f(uint16_t{});
+    default:
+      return f(uint8_t{});
+  }
 }
 
 // The number of blocks of `threads` covering n items (at least 1; n fits the grid's x limit

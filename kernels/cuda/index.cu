@@ -322,39 +322,14 @@ __global__ void index_select_rows_kernel(W* out, const W* self, const int64_t* i
   }
 }
 
-// The widest word (16, 8, 4, 2 or 1 bytes) that divides bytes and both pointers' alignment.
-int word_size(const void* a, const void* b, int64_t bytes) {
-  const auto bits = reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b) |
-                    static_cast<uintptr_t>(bytes);
-  for (int w : {16, 8, 4, 2}) {
-    if (bits % static_cast<uintptr_t>(w) == 0) return w;
-  }
-  return 1;
-}
-
-template <class F>
-void dispatch_word(int w, F&& f) {
-  switch (w) {
-    case 16:
-      return f(uint4{});
-    case 8:
-      return f(uint64_t{});
-    case 4:
-      return f(uint32_t{});
-    case 2:
-      return f(uint16_t{});
-    default:
-      return f(uint8_t{});
-  }
-}
-
 void index_select_rows_cuda(char* out, const char* self, const int64_t* index, int64_t n,
                             int64_t outer, int64_t row_bytes, const IndexAxis& axis) {
   const Device device = Device::cuda(current_device(DeviceType::CUDA));
   const Stream stream = current_stream(device);
   IndexCheck check(stream, axis.op);
   const int64_t rows = outer * n;
-  const int w = word_size(out, self, row_bytes);
+  const int w = common_word({reinterpret_cast<uintptr_t>(out), reinterpret_cast<uintptr_t>(self),
+                             static_cast<uintptr_t>(row_bytes)});
   const int64_t row_words = row_bytes / w;
   const int threads = static_cast<int>(std::min<int64_t>(kThreads, (row_words + 31) / 32 * 32));
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(rows, kMaxBlocks));

@@ -18,32 +18,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr unsigned kMaxBlocks = 65536;
 
-// The widest word (16, 8, 4, 2 or 1 bytes) dividing every value (addresses and byte counts).
-int common_word(std::initializer_list<uintptr_t> values) {
-  uintptr_t bits = 0;
-  for (uintptr_t v : values) bits |= v;
-  for (int w : {16, 8, 4, 2}) {
-    if (bits % static_cast<uintptr_t>(w) == 0) return w;
-  }
-  return 1;
-}
-
-template <class F>
-void dispatch_word(int w, F&& f) {
-  switch (w) {
-    case 16:
-      return f(uint4{});
-    case 8:
-      return f(uint64_t{});
-    case 4:
-      return f(uint32_t{});
-    case 2:
-      return f(uint16_t{});
-    default:
-      return f(uint8_t{});
-  }
-}
-
 // One input of cat: dst [outer, out_row] <- src [outer, in_row] (in words of W), dst already
 // moved to the input's first column. Grid-stride over outer * in_row words.
 template <class W>
