@@ -4,6 +4,7 @@
 #   bash scripts/tidy.sh                      # every translation unit of the build
 #   bash scripts/tidy.sh --since origin/main  # only the C++ files changed since a git revision
 #   options: -p BUILD_DIR (default: build; needs its compile_commands.json), -j JOBS (nproc),
+#            --exclude REGEX (skip the files whose path matches, an extended regex),
 #            --list (print the files it would check, and stop)
 #
 # A changed header is checked through its own .cpp (core/tensor.h through core/tensor.cpp)
@@ -15,6 +16,7 @@ cd "$(dirname "$0")/.."
 
 build=build
 since=""
+exclude=""
 jobs=$(nproc)
 list=0
 while [[ $# -gt 0 ]]; do
@@ -22,6 +24,7 @@ while [[ $# -gt 0 ]]; do
     -p) build="$2"; shift 2 ;;
     -j) jobs="$2"; shift 2 ;;
     --since) since="$2"; shift 2 ;;
+    --exclude) exclude="$2"; shift 2 ;;
     --list) list=1; shift ;;
     *) echo "tidy.sh: unknown argument '$1' (see the comment at the top)" >&2; exit 2 ;;
   esac
@@ -83,6 +86,12 @@ if [[ -n "$since" ]]; then
     echo "tidy.sh: no C++ translation unit changed since $since"
     exit 0
   fi
+fi
+
+if [[ -n "$exclude" ]]; then
+  kept=()
+  for u in "${units[@]}"; do [[ "$u" =~ $exclude ]] || kept+=("$u"); done
+  units=("${kept[@]}")
 fi
 
 if [[ $list -eq 1 ]]; then
