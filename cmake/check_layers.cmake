@@ -24,8 +24,9 @@ set(rules
   "nn|autograd,core"
   "optim|nn,autograd,core"
   "data|autograd,core"
-  "serialize|data,optim,nn,autograd,core")
-set(layers kernels core autograd nn optim data serialize)
+  "serialize|data,optim,nn,autograd,core"
+  "distributed|serialize,data,optim,nn,autograd,core")
+set(layers kernels core autograd nn optim data serialize distributed)
 set(bad "")
 foreach(rule IN LISTS rules)
   string(REPLACE "|" ";" parts "${rule}")
