@@ -1,5 +1,6 @@
 #include "autograd/engine.h"
 
+#include <functional>
 #include <optional>
 #include <queue>
 #include <unordered_map>
@@ -17,6 +18,21 @@
 namespace ember::autograd {
 
 namespace {
+
+// The callbacks of the backward passes running on this thread, innermost last (Note [Engine
+// callbacks] in engine.h).
+thread_local std::vector<std::vector<std::function<void()>>*> callback_stack;
+
+// Makes `callbacks` the innermost backward's list for the scope.
+class CallbackScope {
+ public:
+  explicit CallbackScope(std::vector<std::function<void()>>* callbacks) {
+    callback_stack.push_back(callbacks);
+  }
+  ~CallbackScope() { callback_stack.pop_back(); }
+  CallbackScope(const CallbackScope&) = delete;
+  CallbackScope& operator=(const CallbackScope&) = delete;
+};
 
 // Per-node state for one backward run (Note [Engine] in engine.h).
 struct NodeState {
@@ -157,11 +173,18 @@ class GraphTask {
     }
     captured_.assign(inputs.size(), Tensor());
 
-    // 3. Execute.
-    while (!ready_.empty()) {
-      Node* node = ready_.top().second;
-      ready_.pop();
-      execute(*node);
+    // 3. Execute, then the queued callbacks (Note [Engine callbacks]).
+    {
+      CallbackScope scope(&callbacks_);
+      while (!ready_.empty()) {
+        Node* node = ready_.top().second;
+        ready_.pop();
+        execute(*node);
+      }
+      for (size_t i = 0; i < callbacks_.size(); ++i) {
+        std::function<void()> callback = std::move(callbacks_[i]);
+        callback();
+      }
     }
 
     if (inputs.empty()) return {};
@@ -306,9 +329,18 @@ class GraphTask {
   std::unordered_map<Node*, std::vector<Capture>> captures_;
   Tensors captured_;
   std::priority_queue<std::pair<uint64_t, Node*>> ready_;
+  std::vector<std::function<void()>> callbacks_;
 };
 
 }  // namespace
+
+void queue_callback(std::function<void()> callback) {
+  EMBER_CHECK(!callback_stack.empty(),
+              "queue_callback: no backward pass is running on this thread (call it from a hook "
+              "or a node's backward)");
+  EMBER_CHECK(callback != nullptr, "queue_callback: the callback is empty");
+  callback_stack.back()->push_back(std::move(callback));
+}
 
 void backward(const Tensors& outputs, const Tensors& grad_outputs, std::optional<bool> retain_graph,
               bool create_graph, const Tensors& inputs) {

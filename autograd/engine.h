@@ -16,6 +16,7 @@
 // of 100,000 ops is fine. With create_graph, the backward formulas run with grad mode on and
 // their ops record a graph of their own (double backward).
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -33,5 +34,16 @@ void backward(const Tensors& outputs, const Tensors& grad_outputs = {},
 Tensors grad(const Tensors& outputs, const Tensors& inputs, const Tensors& grad_outputs = {},
              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
              bool allow_unused = false);
+
+// Note [Engine callbacks]
+// queue_callback (PyTorch's Variable._execution_engine.queue_callback) is called during backward
+// -- from a hook or a node's apply -- and queues `callback` on the innermost backward (or grad)
+// running on this thread. The callbacks run in the order queued, on the thread that called
+// backward, after the graph is done and before backward returns; a callback may queue more
+// (they run too). An exception from a callback propagates out of backward and drops the
+// callbacks after it; when the graph itself throws, the queued callbacks are dropped. DDP
+// waits for its gradient reductions this way (distributed/ddp.h). Called outside a backward
+// it is an error.
+void queue_callback(std::function<void()> callback);
 
 }  // namespace ember::autograd
