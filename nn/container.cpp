@@ -17,10 +17,19 @@ Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) :
   for (const auto& m : modules) push_back(m);
 }
 
+void ModuleList::child_replaced(const std::string& name, const std::shared_ptr<Module>& module) {
+  modules_.at(static_cast<size_t>(std::stoll(name))) = module;
+}
+
 Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;
   for (const auto& m : *this) x = m->forward(x);
   return x;
+}
+
+void ModuleDict::child_replaced(const std::string& name, const std::shared_ptr<Module>& module) {
+  for (auto& e : entries_)
+    if (e.first == name) e.second = module;
 }
 
 void ModuleDict::insert(const std::string& key, std::shared_ptr<Module> m) {

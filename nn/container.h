@@ -34,6 +34,7 @@ class ModuleList : public Module {
 
  protected:
   explicit ModuleList(std::string type_name) : Module(std::move(type_name)) {}
+  void child_replaced(const std::string& name, const std::shared_ptr<Module>& module) override;
 
  private:
   std::vector<std::shared_ptr<Module>> modules_;
@@ -55,6 +56,9 @@ class ModuleDict : public Module {
   const std::shared_ptr<Module>& at(const std::string& key) const;  // unknown key: an error
   std::vector<std::string> keys() const;
   size_t size() const { return entries_.size(); }
+
+ protected:
+  void child_replaced(const std::string& name, const std::shared_ptr<Module>& module) override;
 
  private:
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> entries_;

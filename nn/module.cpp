@@ -45,6 +45,17 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> module) 
   children_.emplace_back(name, std::move(module));
 }
 
+void Module::replace_module(const std::string& name, std::shared_ptr<Module> module) {
+  EMBER_CHECK(module != nullptr, type_name_, ": replace_module: the new \"", name, "\" is null");
+  for (auto& c : children_) {
+    if (c.first != name) continue;
+    c.second = module;
+    child_replaced(name, module);
+    return;
+  }
+  EMBER_ERROR(type_name_, ": replace_module: no submodule named \"", name, "\"");
+}
+
 void Module::collect(const std::string& prefix, bool params, bool recurse, bool persistent_only,
                      StateDict& out) const {
   for (const Entry& e : params ? parameters_ : buffers_) {

@@ -59,6 +59,10 @@ class Module : public std::enable_shared_from_this<Module> {
     add_child(name, module);
     return module;
   }
+  // Replaces the child registered as `name` with `module` (libtorch's replace_module), in the
+  // registry and in a container's own list (ModuleList, Sequential, ModuleDict). A typed member
+  // pointer of a custom module still points at the old child: reassign it yourself.
+  void replace_module(const std::string& name, std::shared_ptr<Module> module);
 
   // ---- walking the tree ---------------------------------------------------------------------
   StateDict named_parameters(bool recurse = true) const;
@@ -99,6 +103,11 @@ class Module : public std::enable_shared_from_this<Module> {
 
   // One line describing this module's own settings, e.g. "in_features=4, out_features=2".
   virtual std::string extra_repr() const { return ""; }
+
+ protected:
+  // For containers that keep their own list of children: replace_module just replaced `name`.
+  virtual void child_replaced(const std::string& /*name*/,
+                              const std::shared_ptr<Module>& /*module*/) {}
 
  private:
   struct Entry {
