@@ -179,3 +179,62 @@ TEST_CASE("gloo: the network choice follows the documented order", "[dist][gloo]
   pg = dist::ProcessGroupGloo::create(store, 0, 1, o);
   pg->barrier()->wait();
 }
+
+// Rank 0: a recv that rank 1 never matches times out naming rank 1 and the tag; then, in a
+// second group, three allreduces rank 1 never joins, and the group destroyed at once: the
+// running one times out, the queued ones are aborted, the destructor returns within the
+// timeout. Rank 1 waits in the store until rank 0 is done.
+DIST_WORKER(gloo_unmatched) {
+  dist::FileStore store(args.param("store"), 20s);
+  auto pg = dist_test::make_gloo(args, "p2p");
+  auto pg2 = dist_test::make_gloo(args, "destroy");
+  if (args.rank == 1) {
+    store.wait({"done"}, 20s);
+    return 0;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  Tensor t = zeros({4});
+  const dist::Error e = wait_error(pg->recv(t, 1, 5));
+  const double s = dist_test::seconds_since(start);
+  DIST_EXPECT(e.kind() == dist::ErrorKind::Timeout && e.peer() == 1, e.what());
+  DIST_EXPECT(std::string(e.what()).find("recv (rank 0 of 2): timeout: from rank 1 (tag 5)") !=
+                  std::string::npos,
+              e.what());
+  DIST_EXPECT(s < 1.0 + 1.0, "after ", s, " s");
+  DIST_EXPECT(pg->failed(), "a timed out recv fails the group");
+
+  std::vector<Tensor> ts{zeros({4}), zeros({4}), zeros({4})};
+  std::vector<dist::WorkPtr> ws;
+  for (auto& x : ts) ws.push_back(pg2->allreduce(x));
+  DIST_EXPECT(!ws[0]->is_completed(), "completed without rank 1");
+  const auto d0 = std::chrono::steady_clock::now();
+  pg2.reset();
+  const double ds = dist_test::seconds_since(d0);
+  DIST_EXPECT(ds < 1.0 + 1.0, "destructor took ", ds, " s");
+  for (size_t k = 0; k < ws.size(); ++k) {
+    DIST_EXPECT(ws[k]->is_completed(), "work ", k, " not finished by the destructor");
+    const dist::Error we = wait_error(ws[k]);
+    const std::string m = we.what();
+    if (k == 0) {
+      DIST_EXPECT(we.kind() == dist::ErrorKind::Timeout, m);
+    } else {
+      DIST_EXPECT(we.kind() == dist::ErrorKind::Aborted, m);
+      DIST_EXPECT(
+          m.find("destroyed") != std::string::npos || m.find("failed earlier") != std::string::npos,
+          m);
+    }
+  }
+  store.set("done", "1");
+  return 0;
+}
+
+TEST_CASE("gloo: an unmatched recv times out naming its peer; the destructor aborts the queue",
+          "[dist][gloo]") {
+  dist_test::RunOptions o;
+  o.params["store"] = dist_test::scratch_dir() + "/store";
+  o.params["timeout_ms"] = "1000";
+  o.timeout = 30s;
+  auto r = dist_test::run_workers("gloo_unmatched", 2, o);
+  INFO(dist_test::describe(r));
+  CHECK(dist_test::all_ok(r));
+}
