@@ -1,19 +1,23 @@
 #pragma once
-// The process group a DDP / SyncBatchNorm test worker runs over: the test StoreGroup over the
-// FileStore at param "store" (tests/dist/store_group.h).
+// The process group a DDP / SyncBatchNorm test worker runs over: Gloo on loopback, meeting
+// through the FileStore at param "store".
 
 #include <memory>
 
 #include "distributed/file_store.h"
+#include "distributed/process_group_gloo.h"
 #include "harness.h"
-#include "store_group.h"
 
 namespace ember::dist_test {
 
 inline std::shared_ptr<dist::ProcessGroup> make_test_group(const WorkerArgs& args) {
   using namespace std::chrono_literals;
   auto store = std::make_shared<dist::FileStore>(args.param("store"), 20s);
-  return std::make_shared<StoreGroup>(store, args.rank, args.world_size, 20s);
+  dist::GlooOptions o;
+  o.hostname = "127.0.0.1";
+  o.timeout = 20s;
+  o.rendezvous_timeout = 20s;
+  return dist::ProcessGroupGloo::create(store, args.rank, args.world_size, o);
 }
 
 // Runs worker `name` on `world_size` ranks with a fresh store and `params`; every rank must
