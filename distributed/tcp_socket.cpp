@@ -210,7 +210,11 @@ Writer& Writer::strs(const std::vector<std::string>& v) {
 }
 
 void Reader::need(size_t n) const {
-  if (in_.size() - pos_ < n) throw std::runtime_error("a truncated message");
+  if (in_.size() - pos_ < n) {
+    throw Error(
+        ErrorKind::Backend, "store", -1, -1, -1,
+        "a truncated or malformed TCPStore message (" + std::to_string(in_.size()) + " bytes)");
+  }
 }
 uint32_t Reader::u32() {
   need(4);

@@ -62,7 +62,7 @@ class Writer {
   Bytes out_;
 };
 
-// Reads a frame payload; a short or malformed payload throws std::runtime_error.
+// Reads a frame payload; a short or malformed payload throws dist::Error (Backend).
 class Reader {
  public:
   explicit Reader(const Bytes& in) : in_(in) {}
