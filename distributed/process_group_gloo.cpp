@@ -515,7 +515,8 @@ void ProcessGroupGloo::execute(Call& call) {
       with_native_type(work_t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         if (n > 0) {
-          if (options_.algorithm == AllreduceAlgorithm::HalvingDoubling && n <= INT_MAX) {
+          if (options_.algorithm == AllreduceAlgorithm::HalvingDoubling &&
+              n * sizeof(T) <= static_cast<size_t>(INT_MAX)) {
             gloo::AllreduceHalvingDoubling<T> hd(ctx, std::vector<T*>{p}, static_cast<int>(n),
                                                  Reduce<T>::function(base));
             hd.run();

@@ -44,7 +44,8 @@
 // integer tensors that division truncates toward zero (PyTorch's Gloo backend refuses Avg
 // altogether; ember keeps the one definition of process_group.h). The algorithm is Gloo's ring
 // (gloo::allreduce) or halving-doubling (gloo::AllreduceHalvingDoubling, which handles a world
-// size that is not a power of two by its binary blocks). reduce_scatter is an allreduce of the
+// size that is not a power of two by its binary blocks; it counts bytes in an int, so a tensor
+// of 2 GiB or more is reduced by the ring). reduce_scatter is an allreduce of the
 // size() inputs laid end to end and a copy of this rank's slice: correct for every dtype and
 // reduction, at size() times the traffic of a true reduce-scatter.
 

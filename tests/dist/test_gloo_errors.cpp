@@ -1,6 +1,7 @@
 // ProcessGroupGloo: calls that disagree across ranks raise Mismatch naming both calls; bad
 // arguments raise Usage errors naming the op and the values; bad options fail create().
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "distributed/hash_store.h"
 #include "gloo_test_util.h"
@@ -207,6 +208,7 @@ DIST_WORKER(gloo_unmatched) {
   std::vector<dist::WorkPtr> ws;
   for (auto& x : ts) ws.push_back(pg2->allreduce(x));
   DIST_EXPECT(!ws[0]->is_completed(), "completed without rank 1");
+  std::this_thread::sleep_for(300ms);  // let the first one start
   const auto d0 = std::chrono::steady_clock::now();
   pg2.reset();
   const double ds = dist_test::seconds_since(d0);
@@ -216,7 +218,9 @@ DIST_WORKER(gloo_unmatched) {
     const dist::Error we = wait_error(ws[k]);
     const std::string m = we.what();
     if (k == 0) {
-      DIST_EXPECT(we.kind() == dist::ErrorKind::Timeout, m);
+      // Running (a timeout) -- or, on a loaded machine, not yet started when destroyed.
+      DIST_EXPECT(we.kind() == dist::ErrorKind::Timeout || m.find("destroyed") != std::string::npos,
+                  m);
     } else {
       DIST_EXPECT(we.kind() == dist::ErrorKind::Aborted, m);
       DIST_EXPECT(

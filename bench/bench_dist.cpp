@@ -1,0 +1,165 @@
+// Allreduce bus bandwidth of the Gloo backend over loopback, ring against halving-doubling,
+// 2 processes (or --world N), 1 KiB to 64 MiB of float32; and the latency of a barrier, which is
+// exactly one fingerprint exchange (Note [Collective sequence numbers] in process_group.h).
+//
+//   ./build/bench/bench_dist            # the full table
+//   ./build/bench/bench_dist --quick    # up to 1 MiB, few iterations (a smoke run)
+//
+// The program starts itself once per rank (fork + exec of /proc/self/exe with --rank), the
+// ranks meet through a FileStore in a temporary directory, and rank 0 prints the table. Bus
+// bandwidth is the NCCL-tests convention for allreduce: 2 (n - 1) / n * bytes / time, the
+// traffic each link carries in an optimal algorithm, so that numbers compare across world sizes.
+// Each size runs both algorithms alternately, in the same processes; the time is the median of
+// the iterations.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_util.h"
+#include "core/ops/factory.h"
+#include "distributed/file_store.h"
+#include "distributed/process_group_gloo.h"
+
+extern char** environ;
+
+using namespace ember;
+
+namespace {
+
+int run_rank(int rank, int world, const std::string& store_path, bool quick) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  auto store = std::make_shared<dist::FileStore>(store_path, std::chrono::seconds(60));
+  dist::GlooOptions o;
+  o.hostname = "127.0.0.1";
+  o.timeout = std::chrono::seconds(60);
+  o.rendezvous_timeout = std::chrono::seconds(60);
+  o.prefix = "ring";
+  auto ring = dist::ProcessGroupGloo::create(store, rank, world, o);
+  o.prefix = "hd";
+  o.algorithm = dist::AllreduceAlgorithm::HalvingDoubling;
+  auto hd = dist::ProcessGroupGloo::create(store, rank, world, o);
+
+  {  // barrier latency: one fingerprint allgather
+    for (int i = 0; i < 20; ++i) ring->barrier()->wait();
+    std::vector<double> t;
+    for (int i = 0; i < (quick ? 50 : 500); ++i) {
+      const double t0 = bench::now_seconds();
+      ring->barrier()->wait();
+      t.push_back(bench::now_seconds() - t0);
+    }
+    if (rank == 0) {
+      std::printf(
+          "Gloo over loopback, %d processes; barrier (one fingerprint exchange): %.1f us\n\n",
+          world, bench::median(t) * 1e6);
+      std::printf("%10s %12s %12s %12s %12s %8s\n", "bytes", "ring us", "hd us", "ring GB/s",
+                  "hd GB/s", "hd/ring");
+    }
+  }
+  const size_t max_bytes = quick ? (size_t(1) << 20) : (size_t(64) << 20);
+  for (size_t bytes = 1024; bytes <= max_bytes; bytes *= 4) {
+    Tensor t = ones({static_cast<int64_t>(bytes / 4)});
+    // About 0.25 s of traffic per algorithm at 1 GB/s, between 5 and 200 iterations.
+    int iters = static_cast<int>(
+        std::min<size_t>(200, std::max<size_t>(5, (size_t(256) << 20) / bytes / 4)));
+    if (quick) iters = 5;
+    std::vector<double> tr, th;
+    ring->allreduce(t)->wait();  // warm up both
+    hd->allreduce(t)->wait();
+    for (int i = 0; i < iters; ++i) {
+      double t0 = bench::now_seconds();
+      ring->allreduce(t)->wait();
+      tr.push_back(bench::now_seconds() - t0);
+      t0 = bench::now_seconds();
+      hd->allreduce(t)->wait();
+      th.push_back(bench::now_seconds() - t0);
+    }
+    if (rank == 0) {
+      const double mr = bench::median(tr), mh = bench::median(th);
+      const double factor = 2.0 * (world - 1) / world * static_cast<double>(bytes) / 1e9;
+      std::printf("%10zu %12.1f %12.1f %12.3f %12.3f %8.2f\n", bytes, mr * 1e6, mh * 1e6,
+                  factor / mr, factor / mh, mr / mh);
+      std::fflush(stdout);
+    }
+  }
+  ring->barrier()->wait();
+  hd->barrier()->wait();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  int world = 2;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--rank") == 0 && i + 3 < argc) {
+      return run_rank(std::atoi(argv[i + 1]), std::atoi(argv[i + 2]), argv[i + 3],
+                      i + 4 < argc && std::strcmp(argv[i + 4], "quick") == 0);
+    }
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--world") == 0 && i + 1 < argc) world = std::atoi(argv[++i]);
+  }
+  if (world < 2) {
+    std::fprintf(stderr, "bench_dist: --world must be at least 2\n");
+    return 2;
+  }
+  char dir[] = "/tmp/ember_bench_dist_XXXXXX";
+  if (mkdtemp(dir) == nullptr) {
+    std::perror("mkdtemp");
+    return 1;
+  }
+  const std::string store = std::string(dir) + "/store";
+  std::vector<pid_t> pids;
+  for (int r = 0; r < world; ++r) {
+    std::vector<std::string> args = {"/proc/self/exe",      "--rank", std::to_string(r),
+                                     std::to_string(world), store,    quick ? "quick" : "full"};
+    std::vector<char*> cargs;
+    for (auto& a : args) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    pid_t pid = -1;
+    if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, cargs.data(), environ) != 0) {
+      std::perror("posix_spawn");
+      return 1;
+    }
+    pids.push_back(pid);
+  }
+  // Every rank must exit within 10 minutes; any failure kills the rest.
+  int status_all = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  size_t alive = pids.size();
+  while (alive > 0) {
+    int status = 0;
+    const pid_t done = waitpid(-1, &status, WNOHANG);
+    if (done > 0) {
+      --alive;
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::fprintf(stderr, "bench_dist: a rank failed (status %d); stopping the others\n",
+                     status);
+        status_all = 1;
+        for (pid_t p : pids) kill(p, SIGKILL);
+      }
+    } else if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "bench_dist: timed out\n");
+      for (pid_t p : pids) kill(p, SIGKILL);
+      status_all = 1;
+      while (waitpid(-1, nullptr, 0) > 0) {
+      }
+      break;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  std::remove(store.c_str());
+  rmdir(dir);
+  return status_all;
+}
