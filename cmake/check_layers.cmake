@@ -8,6 +8,9 @@
 # kernels/math is the floor below core (Note [Where the generator's math lives] in
 # kernels/math/philox.h): it may use core's vocabulary headers and nothing else of core, and
 # those headers include only each other.
+# distributed may include kernels/cuda/runtime.h, for one call: distributed/nccl_real.cpp hands
+# NCCL the cudaStream_t behind an ember Stream (native_stream), as PyTorch's ProcessGroupNCCL
+# takes at::cuda::CUDAStream's handle.
 cmake_policy(VERSION 3.25)
 set(rules
   "kernels/math|core/macros.h,core/half.h,core/dtype.h,core/error.h"
@@ -25,7 +28,7 @@ set(rules
   "optim|nn,autograd,core"
   "data|autograd,core"
   "serialize|data,optim,nn,autograd,core"
-  "distributed|serialize,data,optim,nn,autograd,core")
+  "distributed|serialize,data,optim,nn,autograd,core,kernels/cuda/runtime.h")
 set(layers kernels core autograd nn optim data serialize distributed)
 set(bad "")
 foreach(rule IN LISTS rules)
