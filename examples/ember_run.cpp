@@ -277,8 +277,17 @@ Failure Launcher::run_attempt(int attempt, const std::string& path) {
           if (store_->check(keys)) return Failure{0, false, ""};
         }
       } catch (const dist::Error& e) {
+        // A worker that failed while the store did not answer (a lost link fails both) is the
+        // root cause this node can see; the lost store only explains the rest.
+        Failure own{1, true, "lost the store: " + std::string(e.what())};
+        for (const ChildExit& x : group.poll(milliseconds(0), g_signal_pipe[0])) {
+          if (x.ok() || own.status != 1 || own.text.rfind("lost", 0) != 0) continue;
+          own.status = x.status();
+          own.text = x.describe() + " on node " + std::to_string(o_.node_rank) +
+                     " (and then lost the store: " + e.what() + ")";
+        }
         group.stop(SIGTERM, o_.grace);
-        return Failure{1, true, "lost the store: " + std::string(e.what())};
+        return own;
       }
     }
   }

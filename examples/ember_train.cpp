@@ -32,6 +32,11 @@
 // the first epoch; a write that fails ends the run with an error naming the file ("cannot write
 // metrics to /dev/full: No space left on device").
 //
+// Data parallelism: started by a launcher as one rank of several (ember-run --nproc-per-node 2
+// ember-train ..., torchrun, srun, mpirun), it trains through DistributedDataParallel over Gloo
+// (--device cpu) or NCCL (--device cuda), each rank on its share of the data
+// (examples/distributed_setup.h); each rank's JSON line carries its rank and the world size.
+//
 // Exit status: 0 on success (every result written), 1 on an error (the message on stderr; also
 // when stderr itself could not be written, though the results were), 2 on bad command-line
 // arguments ("--epochs must be a positive integer, got 'abc'"), 130 after an interrupt.
@@ -62,6 +67,8 @@
 #include "data/dataset.h"
 #include "data/fashion_mnist.h"
 #include "data/transforms.h"
+#include "distributed/ddp.h"
+#include "distributed_setup.h"
 #include "fashion_data.h"
 #include "models.h"
 #include "output_file.h"
@@ -97,7 +104,9 @@ struct Config {
   int64_t num_workers = 0;
   int64_t train_subset = 0;  // 0: all 60,000
   bool augment = false;
-  int64_t stop_after = 0;  // 0: never
+  int64_t stop_after = 0;             // 0: never
+  std::string dist_backend = "auto";  // examples/distributed_setup.h
+  int64_t dist_timeout = 300;         // seconds
 };
 
 double default_lr(const std::string& optimizer) { return optimizer == "sgd" ? 0.05 : 1e-3; }
@@ -182,9 +191,11 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Config& c, std::vector<Te
 // summary line is printed by the caller either way.
 class ProgressBar {
  public:
-  ProgressBar() : tty_(isatty(STDERR_FILENO) == 1) {}
+  // quiet: draws nothing (the ranks other than 0 of a data-parallel job).
+  explicit ProgressBar(bool quiet = false) : tty_(isatty(STDERR_FILENO) == 1), quiet_(quiet) {}
 
   void start(int64_t epoch, int64_t epochs, int64_t total_batches, int64_t first_batch) {
+    if (quiet_) return;
     progress_ = examples::Progress{};
     progress_.epoch = epoch, progress_.epochs = epochs, progress_.total_batches = total_batches;
     first_ = first_batch;
@@ -194,6 +205,7 @@ class ProgressBar {
   }
 
   void update(int64_t batches_done, int64_t batch_samples, double running_loss) {
+    if (quiet_) return;
     samples_ += batch_samples;
     const auto now = Clock::now();
     const double elapsed = std::chrono::duration<double>(now - start_).count();
@@ -221,6 +233,7 @@ class ProgressBar {
 
   // Shown while the test set runs.
   void evaluating(int64_t test_images) {
+    if (quiet_) return;
     const std::string text = "epoch " + std::to_string(progress_.epoch + 1) + "/" +
                              std::to_string(progress_.epochs) + ": evaluating on " +
                              std::to_string(test_images) + " test images...";
@@ -232,7 +245,7 @@ class ProgressBar {
 
   // Clears the bar so that the caller's summary line replaces it.
   void finish() {
-    if (tty_) std::fprintf(stderr, "\r\033[K");
+    if (tty_ && !quiet_) std::fprintf(stderr, "\r\033[K");
   }
 
  private:
@@ -243,6 +256,7 @@ class ProgressBar {
   }
 
   bool tty_;
+  bool quiet_;
   examples::Progress progress_;
   examples::LogCadence cadence_;
   int64_t first_ = 0, samples_ = 0;
@@ -447,7 +461,9 @@ double peak_rss_mb() {
 int run(Config c) {
   const auto wall_start = Clock::now();
   if (c.threads > 0) set_num_threads(c.threads);
-  const Device device(c.device);
+  // A rank of a data-parallel job (examples/distributed_setup.h) uses cuda:LOCAL_RANK.
+  const dist::RankInfo rank_info = dist::rank_info_from_env();
+  const Device device = examples::device_for(rank_info, Device(c.device));
   EMBER_CHECK(device.is_cpu() || cuda_is_built(), "--device ", c.device,
               ": the CUDA backend is not built (this ember build is CPU-only; use --device cpu)");
   EMBER_CHECK(!device.is_cuda() || device.index < device_count(DeviceType::CUDA), "--device ",
@@ -456,9 +472,11 @@ int run(Config c) {
   EMBER_CHECK(!c.resume || !c.checkpoint_dir.empty(),
               "--resume needs --checkpoint-dir (where to find last.safetensors)");
   if (c.lr == 0.0) c.lr = default_lr(c.optimizer);
+  const examples::DistSetup ds = examples::setup_distributed(
+      rank_info, c.dist_backend, device.is_cuda(), std::chrono::seconds(c.dist_timeout));
   // Before the data and the model: an unwritable checkpoint directory fails now, not after an
-  // epoch of training.
-  if (!c.checkpoint_dir.empty()) probe_checkpoint_dir(c.checkpoint_dir);
+  // epoch of training. Rank 0 writes the checkpoints and the metrics of a data-parallel job.
+  if (!c.checkpoint_dir.empty() && ds.is_main()) probe_checkpoint_dir(c.checkpoint_dir);
 
   // Data: normalised batches gathered in one pass (examples/fashion_data.h); with
   // --augment, random crops and flips of each [0, 1] image first.
@@ -473,7 +491,12 @@ int run(Config c) {
       std::make_shared<data::FashionMNIST>(c.data_dir, /*train=*/false));
   data::DataLoaderOptions train_opt;
   train_opt.batch_size = c.batch_size;
-  train_opt.shuffle = true;
+  if (ds.active()) {  // each rank its share of every epoch, the same permutation on all
+    train_opt.sampler = std::make_shared<data::DistributedSampler>(
+        train_set->size(), ds.world_size(), ds.rank(), /*shuffle=*/true, c.seed);
+  } else {
+    train_opt.shuffle = true;
+  }
   train_opt.seed = c.seed;
   train_opt.num_workers = c.num_workers;
   train_opt.persistent_workers = c.num_workers > 0;
@@ -537,6 +560,27 @@ int run(Config c) {
                  static_cast<long long>(step));
   }
 
+  // Data parallelism: after a resume, so that rank 0 broadcasts what every rank loaded. Rank
+  // 0's checkpoint holds the epoch's running sums over all ranks (summed before saving), so
+  // the other ranks restart theirs from zero.
+  std::shared_ptr<dist::DistributedDataParallel> ddp;
+  if (ds.active()) {
+    ddp = std::make_shared<dist::DistributedDataParallel>(model, ds.group);
+    if (!ds.is_main()) {
+      epoch_loss_sum = 0.0;
+      epoch_correct = epoch_seen = 0;
+    }
+  }
+  // The epoch's running sums over the ranks (a no-op in a world of one).
+  auto sum_epoch_over_ranks = [&] {
+    std::vector<double> sums = {epoch_loss_sum, static_cast<double>(epoch_correct),
+                                static_cast<double>(epoch_seen)};
+    examples::sum_over_ranks(ds, sums, device);
+    epoch_loss_sum = sums[0];
+    epoch_correct = static_cast<int64_t>(sums[1]);
+    epoch_seen = static_cast<int64_t>(sums[2]);
+  };
+
   auto save = [&](const std::string& path) {
     CheckpointInfo info;
     info.epoch = train_loader.epoch();
@@ -555,21 +599,27 @@ int run(Config c) {
   };
 
   examples::OutputFile metrics;
-  if (!c.metrics.empty()) metrics = open_metrics(c.metrics, c.resume, train_loader.epoch());
+  if (!c.metrics.empty() && ds.is_main())
+    metrics = open_metrics(c.metrics, c.resume, train_loader.epoch());
 
   if (!c.checkpoint_dir.empty()) {
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
   }
-  std::fprintf(stderr,
-               "ember-train: %s (%lld parameters), %s lr %g, schedule %s, batch %lld, %lld "
-               "train / %lld test images, %d threads\n",
-               c.model.c_str(), static_cast<long long>(params), c.optimizer.c_str(), c.lr,
-               c.schedule.c_str(), static_cast<long long>(c.batch_size),
-               static_cast<long long>(train_set->size()), static_cast<long long>(test_set->size()),
-               num_threads());
+  if (ds.is_main()) {
+    std::fprintf(stderr,
+                 "ember-train: %s (%lld parameters), %s lr %g, schedule %s, batch %lld, %lld "
+                 "train / %lld test images, %d threads\n",
+                 c.model.c_str(), static_cast<long long>(params), c.optimizer.c_str(), c.lr,
+                 c.schedule.c_str(), static_cast<long long>(c.batch_size),
+                 static_cast<long long>(train_set->size()),
+                 static_cast<long long>(test_set->size()), num_threads());
+    if (ds.active())
+      std::fprintf(stderr, "ember-train: data-parallel over %d ranks (%s, ranks from %s)\n",
+                   ds.world_size(), ds.group->backend_name().c_str(), ds.info.source.c_str());
+  }
 
-  ProgressBar bar;
+  ProgressBar bar(/*quiet=*/!ds.is_main());
   model->train();
   while (train_loader.epoch() < c.epochs) {
     const int64_t epoch = train_loader.epoch();
@@ -578,7 +628,7 @@ int run(Config c) {
     bool stopped = false;
     for (const data::Batch& b : train_loader) {
       Tensor target = on(b.target, device);
-      Tensor logits = (*model)(on(b.data, device));
+      Tensor logits = ddp ? ddp->forward(on(b.data, device)) : (*model)(on(b.data, device));
       Tensor loss = F::cross_entropy(logits, target);
       opt->zero_grad();
       loss.backward();
@@ -605,12 +655,14 @@ int run(Config c) {
     train_seconds += seconds;
     if (stopped) {
       bar.finish();
-      if (!last_path.empty()) save(last_path);
-      std::fprintf(stderr, "stopped at epoch %lld, batch %lld (step %lld)%s%s\n",
-                   static_cast<long long>(epoch) + 1,
-                   static_cast<long long>(train_loader.state().batches_done),
-                   static_cast<long long>(step), last_path.empty() ? "" : "; saved ",
-                   last_path.c_str());
+      sum_epoch_over_ranks();
+      if (!last_path.empty() && ds.is_main()) save(last_path);
+      if (ds.is_main())
+        std::fprintf(stderr, "stopped at epoch %lld, batch %lld (step %lld)%s%s\n",
+                     static_cast<long long>(epoch) + 1,
+                     static_cast<long long>(train_loader.state().batches_done),
+                     static_cast<long long>(step), last_path.empty() ? "" : "; saved ",
+                     last_path.c_str());
       metrics.close();
       return g_stop_requested ? 130 : 0;
     }
@@ -618,20 +670,22 @@ int run(Config c) {
 
     const auto eval_start = Clock::now();
     bar.evaluating(test_set->size());
-    const EvalResult test = evaluate(*model, test_loader, device);
+    const EvalResult test = evaluate(*model, test_loader, device);  // the same on every rank
     const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
+    sum_epoch_over_ranks();
     last_train_loss = epoch_loss_sum / static_cast<double>(epoch_seen);
     last_train_acc = static_cast<double>(epoch_correct) / static_cast<double>(epoch_seen);
     last_test_loss = test.loss;
     last_test_acc = test.acc;
     const double lr = opt->param_groups().front().lr();
     bar.finish();
-    std::fprintf(stderr,
-                 "epoch %lld/%lld: train_loss %.4f train_acc %.4f test_loss %.4f test_acc "
-                 "%.4f lr %.3g | %.1f s (%.0f samples/s), eval %.1f s\n",
-                 static_cast<long long>(epoch) + 1, static_cast<long long>(c.epochs),
-                 last_train_loss, last_train_acc, last_test_loss, last_test_acc, lr, epoch_seconds,
-                 static_cast<double>(epoch_seen) / epoch_seconds, eval_seconds);
+    if (ds.is_main())
+      std::fprintf(stderr,
+                   "epoch %lld/%lld: train_loss %.4f train_acc %.4f test_loss %.4f test_acc "
+                   "%.4f lr %.3g | %.1f s (%.0f samples/s), eval %.1f s\n",
+                   static_cast<long long>(epoch) + 1, static_cast<long long>(c.epochs),
+                   last_train_loss, last_train_acc, last_test_loss, last_test_acc, lr,
+                   epoch_seconds, static_cast<double>(epoch_seen) / epoch_seconds, eval_seconds);
     if (metrics.is_open())
       metrics.write_line(std::to_string(epoch + 1) + ',' + std::to_string(step) + ',' +
                          json_number(last_train_loss) + ',' + json_number(last_train_acc) + ',' +
@@ -639,7 +693,7 @@ int run(Config c) {
                          json_number(lr) + ',' + json_number(epoch_seconds));
     epoch_loss_sum = epoch_seconds = 0.0;
     epoch_correct = epoch_seen = 0;
-    if (!c.checkpoint_dir.empty()) {
+    if (!c.checkpoint_dir.empty() && ds.is_main()) {
       const std::string name = "epoch-" + std::to_string(epoch + 1) + ".safetensors";
       save((fs::path(c.checkpoint_dir) / name).string());
       save(last_path);
@@ -662,7 +716,8 @@ int run(Config c) {
        << ", \"augment\": " << (c.augment ? "true" : "false")
        << ", \"train_examples\": " << train_set->size() << ", \"threads\": " << num_threads()
        << ", \"seed\": " << c.seed << ", \"device\": \"" << device.str()
-       << "\", \"peak_rss_mb\": " << json_number(peak_rss_mb()) << "}";
+       << "\", \"rank\": " << ds.rank() << ", \"world_size\": " << ds.world_size()
+       << ", \"peak_rss_mb\": " << json_number(peak_rss_mb()) << "}";
   examples::write_stdout_line(json.str());
   return 0;
 }
@@ -673,7 +728,8 @@ int run(Config c) {
 // An empty string is an option that was not given (its default comes from the other settings).
 struct NumberArgs {
   std::string epochs = "3", batch_size = "64", lr, weight_decay, lr_step, lr_gamma = "0.1",
-              warmup_steps, threads, seed = "0", num_workers = "0", train_subset, stop_after;
+              warmup_steps, threads, seed = "0", num_workers = "0", train_subset, stop_after,
+              dist_timeout = "300";
 };
 
 void parse_numbers(const NumberArgs& a, Config& c) {
@@ -693,6 +749,7 @@ void parse_numbers(const NumberArgs& a, Config& c) {
   c.num_workers = parse_int("--num-workers", a.num_workers, 0, 1024);
   if (!a.train_subset.empty()) c.train_subset = parse_int("--train-subset", a.train_subset, 1);
   if (!a.stop_after.empty()) c.stop_after = parse_int("--stop-after", a.stop_after, 1);
+  c.dist_timeout = parse_int("--dist-timeout", a.dist_timeout, 1, 86400);
 }
 
 // The setup before the first try only throws on a programming error (a malformed option),
@@ -742,6 +799,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--train-subset", n.train_subset, "train on the first N examples only");
   app.add_flag("--augment", c.augment, "RandomCrop(28, padding 2) and horizontal flips");
+  app.add_option("--dist-backend", c.dist_backend,
+                 "data-parallel jobs (ember-run): gloo (cpu), nccl (cuda) or auto")
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}))
+      ->capture_default_str();
+  app.add_option("--dist-timeout", n.dist_timeout,
+                 "data-parallel jobs: seconds before a collective or the rendezvous fails")
+      ->capture_default_str();
   app.add_option("--stop-after", n.stop_after,
                  "stop after this many steps in all, as if interrupted (saves last.safetensors)");
   try {

@@ -57,21 +57,22 @@ launch() {  # launch NS NODE_RANK IFACE LOG ARGS...
     --nproc-per-node 1 --master-addr 198.18.0.1 --master-port 29500 "$@" > "$log" 2>&1 &
 }
 
-# Waits for pid up to $2 seconds; prints its exit status, or "timeout" (and kills it).
+# Waits for pid up to $2 seconds; sets $status to its exit status, or "timeout" (then kills it).
+# (Not in a $(...) subshell: only this shell can wait for its children.)
 wait_for() {
   local pid=$1 limit=$2 t=0
   while kill -0 "$pid" 2> /dev/null; do
-    sleep 0.1
-    t=$((t + 1))
-    if ((t > limit * 10)); then
+    if ((t >= limit * 10)); then
       kill -KILL "$pid" 2> /dev/null
       wait "$pid" 2> /dev/null
-      echo timeout
+      status=timeout
       return
     fi
+    sleep 0.1
+    t=$((t + 1))
   done
   wait "$pid"
-  echo $?
+  status=$?
 }
 
 # 1. A 2-node job over the link.
@@ -82,8 +83,10 @@ p0=$!
 launch "$b" 1 "${tag}y" "$work/job1.log" "${common[@]}"
 p1=$!
 pids=("$p0" "$p1")
-s0=$(wait_for "$p0" 120)
-s1=$(wait_for "$p1" 120)
+wait_for "$p0" 120
+s0=$status
+wait_for "$p1" 120
+s1=$status
 [[ "$s0" == 0 && "$s1" == 0 ]] || fail "the 2-node job ended with $s0 (node 0) and $s1 (node 1)"
 grep -q '"world_size": 2' "$work/job0.log" && grep -q '"rank": 1, "world_size": 2' "$work/job1.log" ||
   fail "the ranks' JSON lines do not say rank and world size 2"
@@ -109,17 +112,22 @@ grep -q 'epoch 1/50: [0-9]' "$work/down0.log" || fail "the long job never starte
 ip -n "$b" link set "${tag}y" down || fail "taking the link down"
 start=$(date +%s%N)
 limit=$((dist_timeout + rdzv_timeout + 10))
-s0=$(wait_for "$p0" "$limit")
+wait_for "$p0" "$limit"
+s0=$status
 t0=$(( ($(date +%s%N) - start) / 1000000 ))
-s1=$(wait_for "$p1" "$limit")
+wait_for "$p1" "$limit"
+s1=$status
 t1=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "link down: node 0 ended with $s0 after ${t0} ms, node 1 with $s1 after ${t1} ms"
 [[ "$s0" != timeout && "$s1" != timeout ]] || fail "a node did not stop within $limit s of the link going down"
 [[ "$s0" != 0 && "$s1" != 0 ]] || fail "a node exited 0 although its link went down"
-grep -q 'ember-run: .*rank' "$work/down0.log" && grep -q 'ember-run: .*rank' "$work/down1.log" ||
-  fail "a launcher did not name the root cause"
-grep -Eq 'timeout|timed out|peer lost|closed' "$work/down0.log" ||
-  fail "node 0's error does not say timeout or peer lost"
+for n in 0 1; do
+  grep -q "ember-run: rank $n .*exited with code 1" "$work/down$n.log" ||
+    fail "node $n's launcher did not name its rank's failure as the root cause"
+  grep -Eq "\\[rank $n\\] ember-train: error: dist: .*(timeout|peer lost)" "$work/down$n.log" ||
+    fail "rank $n's error does not say timeout or peer lost"
+done
 left=$( (ip netns pids "$a"; ip netns pids "$b") 2> /dev/null | wc -l)
 ((left == 0)) || fail "$left processes left in the namespaces"
+grep -h "^ember-run: rank" "$work/down0.log" "$work/down1.log"
 echo "two hosts: OK"
