@@ -62,6 +62,7 @@ void check_same_parameters(ProcessGroup& group, const std::vector<std::string>& 
   const std::vector<int64_t> mine = describe_parameters(params);
   Tensor length = ember::full({1}, static_cast<double>(mine.size()), TensorOptions(kInt64));
   std::vector<Tensor> lengths;
+  lengths.reserve(static_cast<size_t>(group.size()));
   for (int r = 0; r < group.size(); ++r)
     lengths.push_back(ember::zeros({1}, TensorOptions(kInt64)));
   group.allgather(lengths, length)->wait();
@@ -70,6 +71,7 @@ void check_same_parameters(ProcessGroup& group, const std::vector<std::string>& 
   Tensor padded = ember::full({longest}, -1.0, TensorOptions(kInt64));
   for (size_t i = 0; i < mine.size(); ++i) padded.data_ptr<int64_t>()[i] = mine[i];
   std::vector<Tensor> all;
+  all.reserve(static_cast<size_t>(group.size()));
   for (int r = 0; r < group.size(); ++r)
     all.push_back(ember::zeros({longest}, TensorOptions(kInt64)));
   group.allgather(all, padded)->wait();

@@ -79,6 +79,7 @@ class StoreAdapter : public gloo::rendezvous::Store {
  private:
   void wait_all(const std::vector<std::string>& keys) {
     std::vector<std::string> full;
+    full.reserve(keys.size());
     for (const auto& k : keys) full.push_back(prefix_ + k);
     store_.wait(full, remaining(deadline_));
   }
@@ -100,6 +101,7 @@ void join(dist::Store& store, const std::string& prefix, int rank, int size, mil
   auto key = [&](int r) { return prefix + "/join/" + std::to_string(r); };
   store.set(key(rank), "1");
   std::vector<std::string> keys;
+  keys.reserve(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) keys.push_back(key(r));
   try {
     store.wait(keys, timeout);

@@ -179,10 +179,12 @@ Tensor SyncBatchNorm::forward(const Tensor& input) {
         ember::cat({local_mean, local_var, ember::full({1}, static_cast<double>(n_local), opts)})
             .contiguous();
     std::vector<Tensor> all;
+    all.reserve(static_cast<size_t>(group_->size()));
     for (int r = 0; r < group_->size(); ++r) all.push_back(ember::empty({2 * channels + 1}, opts));
     group_->allgather(all, stats)->wait();
     // Combine by counts (Chan's formula).
     std::vector<double> counts;
+    counts.reserve(all.size());
     for (const Tensor& s : all)
       counts.push_back(s.narrow(0, 2 * channels, 1).cpu().to(kFloat64).item<double>());
     for (double c : counts) total += c;

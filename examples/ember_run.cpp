@@ -93,7 +93,7 @@ void install_signals() {
 // The first SIGINT / SIGTERM received since the last call (0: none); SIGCHLD is only a wake-up.
 int take_signal() {
   int got = 0;
-  char buf[64];
+  unsigned char buf[64];  // the handler writes each signal number as one byte
   for (;;) {
     const ssize_t n = ::read(g_signal_pipe[0], buf, sizeof buf);
     if (n <= 0) return got;
@@ -193,6 +193,7 @@ std::vector<ChildSpec> Launcher::specs(int attempt, const std::string& path) con
 void Launcher::rendezvous(int attempt) {
   store_->set(key(attempt, "joined/" + std::to_string(o_.node_rank)), "1");
   std::vector<std::string> keys;
+  keys.reserve(static_cast<size_t>(o_.nnodes));
   for (int n = 0; n < o_.nnodes; ++n) keys.push_back(key(attempt, "joined/" + std::to_string(n)));
   const auto deadline = Clock::now() + o_.rdzv_timeout;
   for (;;) {
@@ -242,7 +243,7 @@ Failure Launcher::run_attempt(int attempt, const std::string& path) {
       f.status = e.status();
       f.text = e.describe();
       if (o_.nnodes > 1) f.text += " on node " + std::to_string(o_.node_rank);
-      const Failure won = publish(attempt, f);
+      Failure won = publish(attempt, f);
       group.stop(SIGTERM, o_.grace);
       return won;
     }
@@ -272,6 +273,7 @@ Failure Launcher::run_attempt(int attempt, const std::string& path) {
         }
         if (done_set) {
           std::vector<std::string> keys;
+          keys.reserve(static_cast<size_t>(o_.nnodes));
           for (int n = 0; n < o_.nnodes; ++n)
             keys.push_back(key(attempt, "done/" + std::to_string(n)));
           if (store_->check(keys)) return Failure{0, false, ""};
@@ -359,6 +361,9 @@ int Launcher::run() {
 
 }  // namespace
 
+// The setup before the first try only throws on a programming error (a malformed option),
+// which should end the program loudly.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   Options o;
   std::string nproc = "1", nnodes = "1", node_rank = "0", port = "29500", rdzv = "300", grace = "5",

@@ -60,7 +60,7 @@ std::string find_program(const std::string& name) {
     size_t end = dirs.find(':', start);
     if (end == std::string::npos) end = dirs.size();
     const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
-    const std::string candidate = dir + "/" + name;
+    std::string candidate = dir + "/" + name;
     if (executable(candidate)) return candidate;
     start = end + 1;
   }
@@ -87,9 +87,11 @@ void WorkerGroup::start(const std::vector<ChildSpec>& specs) {
     std::vector<std::string> argv_s = spec.argv;
     std::vector<std::string> env_s = spec.env;
     std::vector<char*> argv;
+    argv.reserve(argv_s.size() + 1);
     for (auto& a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);
     std::vector<char*> envp;
+    envp.reserve(env_s.size() + 1);
     for (auto& e : env_s) envp.push_back(e.data());
     envp.push_back(nullptr);
     const std::string exec_failed = "ember-run: cannot execute " + spec.path + "\n";
