@@ -111,3 +111,9 @@ PY
 else
   log "Fashion-MNIST not found in $data (set EMBER_FASHION_MNIST): the CNN epoch is skipped"
 fi
+
+# NCCL world size 1 through the whole DDP path (ProcessGroupNCCL, cuda tensors): the DDP
+# gradients are validated against a plain step's, then DDP's cost per step is timed.
+./build-gpu/bench/bench_ddp --backend nccl --device cuda > "$OUT/bench_ddp_nccl.txt" 2>&1
+log "bench_ddp --backend nccl --device cuda: exit $?"
+cat "$OUT/bench_ddp_nccl.txt" | tee -a "$OUT/summary.txt"

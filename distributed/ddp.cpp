@@ -60,21 +60,24 @@ std::string describe(const ParamDesc& p) {
 void check_same_parameters(ProcessGroup& group, const std::vector<std::string>& names,
                            const std::vector<Tensor>& params) {
   const std::vector<int64_t> mine = describe_parameters(params);
-  Tensor length = ember::full({1}, static_cast<double>(mine.size()), TensorOptions(kInt64));
+  // The exchange runs on the parameters' device: an NCCL group moves only cuda tensors.
+  const Device device = params.empty() ? Device(kCPU) : params[0].device();
+  const TensorOptions on_device = TensorOptions(kInt64).device(device);
+  Tensor length = ember::full({1}, static_cast<double>(mine.size()), on_device);
   std::vector<Tensor> lengths;
   lengths.reserve(static_cast<size_t>(group.size()));
-  for (int r = 0; r < group.size(); ++r)
-    lengths.push_back(ember::zeros({1}, TensorOptions(kInt64)));
+  for (int r = 0; r < group.size(); ++r) lengths.push_back(ember::zeros({1}, on_device));
   group.allgather(lengths, length)->wait();
   int64_t longest = 0;
   for (const Tensor& l : lengths) longest = std::max(longest, l.item<int64_t>());
   Tensor padded = ember::full({longest}, -1.0, TensorOptions(kInt64));
   for (size_t i = 0; i < mine.size(); ++i) padded.data_ptr<int64_t>()[i] = mine[i];
+  padded = padded.to(device);
   std::vector<Tensor> all;
   all.reserve(static_cast<size_t>(group.size()));
-  for (int r = 0; r < group.size(); ++r)
-    all.push_back(ember::zeros({longest}, TensorOptions(kInt64)));
+  for (int r = 0; r < group.size(); ++r) all.push_back(ember::zeros({longest}, on_device));
   group.allgather(all, padded)->wait();
+  for (Tensor& a : all) a = a.to(kCPU).contiguous();
 
   const std::vector<ParamDesc> local = parse_description(mine.data());
   for (int r = 0; r < group.size(); ++r) {
