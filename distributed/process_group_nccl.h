@@ -165,11 +165,13 @@ class ProcessGroupNCCL final : public ProcessGroup {
 
   std::mutex comm_mutex_;  // NCCL calls on the communicator (the caller's and abort's)
   NcclComm comm_ = nullptr;
-  std::atomic<bool> aborted_{false};
+  std::atomic<bool> aborting_{false};  // abort_with has begun (it runs once)
 
   std::mutex mutex_;  // everything below
   std::condition_variable wake_;
   std::deque<std::shared_ptr<NcclWork>> pending_;
+  bool aborted_ = false;         // abort_with has taken the pending Works
+  std::string abort_text_;       // the error it aborted with
   bool stop_ = false;            // the watchdog ends once nothing is pending
   bool stop_monitor_ = false;    // the monitor ends once it has set the pending report
   std::vector<Tensor> staging_;  // pinned fingerprint buffers of finished Works, for reuse
