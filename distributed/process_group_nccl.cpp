@@ -251,7 +251,7 @@ void ProcessGroupNCCL::check(NcclResult r, const char* call,
       r = api_->comm_get_async_error(comm_, &state);
       if (r == NcclResult::Success) r = state;
       if (r != NcclResult::InProgress) break;
-      if (aborted_) {
+      if (aborting_) {
         throw error(ErrorKind::Aborted, work->op(), work->seq(), -1, seconds_since(work->started_),
                     std::string(call) + " was interrupted: the communicator was aborted");
       }
@@ -309,11 +309,20 @@ void ProcessGroupNCCL::enqueue(const std::shared_ptr<NcclWork>& work,
   std::vector<Tensor> keep = tensors;
   keep.push_back(work->fp_device_);
   work->keep_alive(std::move(keep));
+  std::string text;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    pending_.push_back(work);
+    if (!aborted_) {
+      pending_.push_back(work);
+      wake_.notify_all();
+      return;
+    }
+    text = abort_text_;
   }
-  wake_.notify_all();
+  // Aborted between queuing the work and here: abort_with did not take it.
+  fail(work,
+       std::make_exception_ptr(error(ErrorKind::Aborted, work->op(), work->seq(), -1, -1,
+                                     "the communicator was aborted while it was queued: " + text)));
 }
 
 WorkPtr ProcessGroupNCCL::run(Call call) {
@@ -335,7 +344,7 @@ WorkPtr ProcessGroupNCCL::run(Call call) {
   if (call.tensor.defined()) used.push_back(call.tensor);
   try {
     std::lock_guard<std::mutex> lock(comm_mutex_);
-    if (aborted_ || !comm_) {
+    if (aborting_ || !comm_) {
       throw_if_failed(op);
       throw error(ErrorKind::Aborted, op, work->seq(), -1, -1, "the communicator was aborted");
     }
@@ -416,7 +425,10 @@ WorkPtr ProcessGroupNCCL::run_send(const Tensor& tensor, int dst, int /*tag*/) {
   auto work = begin("send", -1);
   try {
     std::lock_guard<std::mutex> lock(comm_mutex_);
-    if (aborted_ || !comm_) throw_if_failed("send");
+    if (aborting_ || !comm_) {
+      throw_if_failed("send");
+      throw error(ErrorKind::Aborted, "send", -1, -1, -1, "the communicator was aborted");
+    }
     DeviceGuard device_guard(device_);
     work->ready_.record(current_stream(device_));
     work->ready_.block(stream_);
@@ -441,7 +453,10 @@ WorkPtr ProcessGroupNCCL::run_recv(const Tensor& tensor, int src, int /*tag*/) {
   auto work = begin("recv", -1);
   try {
     std::lock_guard<std::mutex> lock(comm_mutex_);
-    if (aborted_ || !comm_) throw_if_failed("recv");
+    if (aborting_ || !comm_) {
+      throw_if_failed("recv");
+      throw error(ErrorKind::Aborted, "recv", -1, -1, -1, "the communicator was aborted");
+    }
     DeviceGuard device_guard(device_);
     work->ready_.record(current_stream(device_));
     work->ready_.block(stream_);
@@ -470,24 +485,32 @@ void ProcessGroupNCCL::abort(const std::string& reason) {
 
 void ProcessGroupNCCL::abort_with(const std::shared_ptr<NcclWork>& first, std::exception_ptr err,
                                   const std::string& reason, bool report) {
-  if (aborted_.exchange(true)) {  // someone else aborted already
+  if (aborting_.exchange(true)) {  // someone else is aborting, or did
     if (first) fail(first, err);
     return;
+  }
+  // The group's failure is this error (Note [A failed group stays failed]), recorded before any
+  // Work fails with an Aborted error quoting it.
+  fail(nullptr, err);
+  const std::string text = what_of(err);
+  // Take the pending Works before aborting: once NCCL's kernels stop, their end events complete,
+  // and the watchdog must not mistake that for success. A Work queued after this is failed by
+  // enqueue() (aborted_ is set under the same lock).
+  std::deque<std::shared_ptr<NcclWork>> pending;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    aborted_ = true;
+    abort_text_ = text;
+    pending.swap(pending_);
+    if (report) report_ = std::to_string(rank()) + ":" + reason;
   }
   {
     std::lock_guard<std::mutex> lock(comm_mutex_);
     if (comm_) api_->comm_abort(comm_);
     comm_ = nullptr;
   }
-  std::deque<std::shared_ptr<NcclWork>> pending;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    pending.swap(pending_);
-    if (report) report_ = std::to_string(rank()) + ":" + reason;
-  }
   wake_.notify_all();
-  fail(first, err);  // the group's failure is this error (Note [A failed group stays failed])
-  const std::string text = what_of(err);
+  if (first) fail(first, err);
   for (const auto& w : pending) {
     if (w == first) continue;
     fail(w, std::make_exception_ptr(
@@ -520,10 +543,7 @@ void ProcessGroupNCCL::watchdog_loop() {
     if (stop_ && pending_.empty()) return;
     wake_.wait_for(lock,
                    pending_.empty() ? options_.watchdog_interval : std::chrono::milliseconds(1));
-    if (aborted_) {
-      pending_.clear();  // abort_with failed them
-      continue;
-    }
+    if (aborted_) continue;  // abort_with failed the pending Works; enqueue() fails later ones
     const std::vector<std::shared_ptr<NcclWork>> works(pending_.begin(), pending_.end());
     const std::string peer = peer_report_;
     lock.unlock();
@@ -573,7 +593,9 @@ void ProcessGroupNCCL::watchdog_loop() {
         }
         if (ended) {
           std::lock_guard<std::mutex> guard(mutex_);
-          if (!pending_.empty() && pending_.front() == w) pending_.pop_front();
+          // Not at the front any more: abort_with took it (and fails it).
+          if (aborted_ || pending_.empty() || pending_.front() != w) break;
+          pending_.pop_front();
           if (w->has_fingerprint_ && staging_.size() < 16) staging_.push_back(w->fp_host_);
           w->finish();
           continue;
@@ -622,7 +644,7 @@ void ProcessGroupNCCL::monitor_loop() {
     }
     if (stop_monitor_) return;
     wake_.wait_for(lock, options_.watchdog_interval);
-    if (aborted_ || !report_.empty() || stop_monitor_ || !peer_report_.empty()) continue;
+    if (aborting_ || !report_.empty() || stop_monitor_ || !peer_report_.empty()) continue;
     lock.unlock();
     std::string found;
     try {

@@ -113,8 +113,8 @@ class ProcessGroupNCCL final : public ProcessGroup {
   // communicator never finishes; Backend with NCCL's message when NCCL fails.
   static std::shared_ptr<ProcessGroupNCCL> create(std::shared_ptr<Store> store, int rank, int size,
                                                   NcclOptions options = {});
-  // Waits for the pending operations (each within its deadline), then destroys the communicator
-  // (or aborts it when it failed or an operation is still running).
+  // Waits for the pending operations (each finishes, or fails at its deadline), then destroys the
+  // communicator unless it was aborted.
   ~ProcessGroupNCCL() override;
 
   std::string backend_name() const override { return "nccl"; }
@@ -128,6 +128,8 @@ class ProcessGroupNCCL final : public ProcessGroup {
 
  protected:
   WorkPtr run(Call call) override;
+  // NCCL has no tags: sends and receives between two ranks match in the order they are called,
+  // and tag is ignored.
   WorkPtr run_send(const Tensor& tensor, int dst, int tag) override;
   WorkPtr run_recv(const Tensor& tensor, int src, int tag) override;
   DeviceType device_type() const override { return DeviceType::CUDA; }
@@ -165,17 +167,18 @@ class ProcessGroupNCCL final : public ProcessGroup {
 
   std::mutex comm_mutex_;  // NCCL calls on the communicator (the caller's and abort's)
   NcclComm comm_ = nullptr;
-  std::atomic<bool> aborted_{false};
+  std::atomic<bool> aborting_{false};  // abort_with has begun (it runs once)
 
   std::mutex mutex_;  // everything below
   std::condition_variable wake_;
   std::deque<std::shared_ptr<NcclWork>> pending_;
+  bool aborted_ = false;         // abort_with has taken the pending Works
+  std::string abort_text_;       // the error it aborted with
   bool stop_ = false;            // the watchdog ends once nothing is pending
   bool stop_monitor_ = false;    // the monitor ends once it has set the pending report
   std::vector<Tensor> staging_;  // pinned fingerprint buffers of finished Works, for reuse
   std::string report_;           // for the monitor to set in the store
   std::string peer_report_;      // what a peer reported (the monitor found the abort key)
-  bool reported_ = false;        // printed to stderr / reported once
   std::thread watchdog_, monitor_;
 };
 
