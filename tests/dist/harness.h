@@ -128,7 +128,7 @@ std::string cat(const A&... a) {
 #define DIST_WORKER(name)                                                                  \
   static int name##_worker(const ::ember::dist_test::WorkerArgs& args);                    \
   static const ::ember::dist_test::RegisterWorker name##_registered(#name, name##_worker); \
-  static int name##_worker(const ::ember::dist_test::WorkerArgs& args)
+  static int name##_worker([[maybe_unused]] const ::ember::dist_test::WorkerArgs& args)
 
 #define DIST_EXPECT(cond, ...)                                                                \
   do {                                                                                        \
