@@ -28,11 +28,6 @@
 // cuda::synchronize(), so a step's time includes its kernels. At world > 1 a DDP step also
 // waits for the slowest rank (its collectives do), which a plain step does not: on a machine with
 // fewer free cores than ranks that waiting, not the communication, can dominate.
-#include <signal.h>
-#include <spawn.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -45,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_ranks.h"
 #include "bench_util.h"
 #include "core/cuda.h"
 #include "core/generator.h"
@@ -58,8 +54,6 @@
 #include "examples/models.h"
 #include "nn/functional.h"
 #include "optim/sgd.h"
-
-extern char** environ;
 
 using namespace ember;
 
@@ -223,7 +217,7 @@ bool validate(std::vector<Variant>& vs, const Tensor& x, const Tensor& y, int ra
 }
 
 int run_rank(int rank, int world, const std::string& store_path, const Config& c) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  bench::die_with_parent();
   set_num_threads(1);
   const bool cuda = c.device == "cuda";
   const Device device = cuda ? Device::cuda(rank) : kCPU;
@@ -334,59 +328,7 @@ void check_nccl_usable(const Config& c, int world) {
 
 // Starts `world` ranks and waits for them (10 minutes at most); any failure kills the rest.
 int run_world(const Config& c, int world) {
-  char dir[] = "/tmp/ember_bench_ddp_XXXXXX";
-  if (mkdtemp(dir) == nullptr) {
-    std::perror("mkdtemp");
-    return 1;
-  }
-  const std::string store = std::string(dir) + "/store";
-  std::vector<pid_t> pids;
-  int status_all = 0;
-  for (int r = 0; r < world; ++r) {
-    std::vector<std::string> args = {"/proc/self/exe", "--rank", std::to_string(r),
-                                     std::to_string(world), store};
-    for (const std::string& a : config_args(c)) args.push_back(a);
-    std::vector<char*> cargs;
-    for (auto& a : args) cargs.push_back(a.data());
-    cargs.push_back(nullptr);
-    pid_t pid = -1;
-    if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, cargs.data(), environ) != 0) {
-      std::perror("posix_spawn");
-      status_all = 1;
-      break;
-    }
-    pids.push_back(pid);
-  }
-  if (status_all != 0)
-    for (pid_t p : pids) kill(p, SIGKILL);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
-  size_t alive = pids.size();
-  while (alive > 0) {
-    int status = 0;
-    const pid_t done = waitpid(-1, &status, WNOHANG);
-    if (done > 0) {
-      --alive;
-      if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) && status_all == 0) {
-        std::fprintf(stderr, "bench_ddp: a rank failed (status %d); stopping the others\n", status);
-        status_all = 1;
-        for (pid_t p : pids) kill(p, SIGKILL);
-      }
-    } else if (done < 0) {
-      break;  // no children left
-    } else if (std::chrono::steady_clock::now() > deadline) {
-      std::fprintf(stderr, "bench_ddp: timed out after 10 minutes\n");
-      for (pid_t p : pids) kill(p, SIGKILL);
-      status_all = 1;
-      while (waitpid(-1, nullptr, 0) > 0) {
-      }
-      break;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-  std::remove(store.c_str());
-  rmdir(dir);
-  return status_all;
+  return bench::run_ranks("bench_ddp", world, config_args(c), std::chrono::minutes(10));
 }
 
 }  // namespace

@@ -11,11 +11,6 @@
 // traffic each link carries in an optimal algorithm, so that numbers compare across world sizes.
 // Each size runs both algorithms alternately, in the same processes; the time is the median of
 // the iterations.
-#include <signal.h>
-#include <spawn.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -25,19 +20,18 @@
 #include <thread>
 #include <vector>
 
+#include "bench_ranks.h"
 #include "bench_util.h"
 #include "core/ops/factory.h"
 #include "distributed/file_store.h"
 #include "distributed/process_group_gloo.h"
-
-extern char** environ;
 
 using namespace ember;
 
 namespace {
 
 int run_rank(int rank, int world, const std::string& store_path, bool quick) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  bench::die_with_parent();
   auto store = std::make_shared<dist::FileStore>(store_path, std::chrono::seconds(60));
   dist::GlooOptions o;
   o.hostname = "127.0.0.1";
@@ -113,53 +107,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_dist: --world must be at least 2\n");
     return 2;
   }
-  char dir[] = "/tmp/ember_bench_dist_XXXXXX";
-  if (mkdtemp(dir) == nullptr) {
-    std::perror("mkdtemp");
-    return 1;
-  }
-  const std::string store = std::string(dir) + "/store";
-  std::vector<pid_t> pids;
-  for (int r = 0; r < world; ++r) {
-    std::vector<std::string> args = {"/proc/self/exe",      "--rank", std::to_string(r),
-                                     std::to_string(world), store,    quick ? "quick" : "full"};
-    std::vector<char*> cargs;
-    for (auto& a : args) cargs.push_back(a.data());
-    cargs.push_back(nullptr);
-    pid_t pid = -1;
-    if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, cargs.data(), environ) != 0) {
-      std::perror("posix_spawn");
-      return 1;
-    }
-    pids.push_back(pid);
-  }
-  // Every rank must exit within 10 minutes; any failure kills the rest.
-  int status_all = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
-  size_t alive = pids.size();
-  while (alive > 0) {
-    int status = 0;
-    const pid_t done = waitpid(-1, &status, WNOHANG);
-    if (done > 0) {
-      --alive;
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        std::fprintf(stderr, "bench_dist: a rank failed (status %d); stopping the others\n",
-                     status);
-        status_all = 1;
-        for (pid_t p : pids) kill(p, SIGKILL);
-      }
-    } else if (std::chrono::steady_clock::now() > deadline) {
-      std::fprintf(stderr, "bench_dist: timed out\n");
-      for (pid_t p : pids) kill(p, SIGKILL);
-      status_all = 1;
-      while (waitpid(-1, nullptr, 0) > 0) {
-      }
-      break;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-  std::remove(store.c_str());
-  rmdir(dir);
-  return status_all;
+  return bench::run_ranks("bench_dist", world, {quick ? "quick" : "full"},
+                          std::chrono::minutes(10));
 }

@@ -420,50 +420,35 @@ WorkPtr ProcessGroupNCCL::run(Call call) {
 }
 
 WorkPtr ProcessGroupNCCL::run_send(const Tensor& tensor, int dst, int /*tag*/) {
-  check_device("send", tensor);
-  const NcclDataType dtype = nccl_dtype(tensor.dtype(), "send", rank(), size());
-  auto work = begin("send", -1);
-  try {
-    std::lock_guard<std::mutex> lock(comm_mutex_);
-    if (aborting_ || !comm_) {
-      throw_if_failed("send");
-      throw error(ErrorKind::Aborted, "send", -1, -1, -1, "the communicator was aborted");
-    }
-    DeviceGuard device_guard(device_);
-    work->ready_.record(current_stream(device_));
-    work->ready_.block(stream_);
-    if (tensor.numel() > 0) {
-      check(api_->send(tensor.data_ptr(), static_cast<size_t>(tensor.numel()), dtype, dst, comm_,
-                       stream_),
-            "ncclSend", work);
-    }
-    work->end_.record(stream_);
-  } catch (const std::exception& e) {
-    if (!work->end_.was_recorded() && failed()) throw;
-    abort_with(work, std::current_exception(), e.what(), true);
-    return work;
-  }
-  enqueue(work, {tensor});
-  return work;
+  return run_point_to_point("send", tensor, dst);
 }
 
 WorkPtr ProcessGroupNCCL::run_recv(const Tensor& tensor, int src, int /*tag*/) {
-  check_device("recv", tensor);
-  const NcclDataType dtype = nccl_dtype(tensor.dtype(), "recv", rank(), size());
-  auto work = begin("recv", -1);
+  return run_point_to_point("recv", tensor, src);
+}
+
+// send and recv: no fingerprint (they are not numbered), the same ordering as a collective.
+WorkPtr ProcessGroupNCCL::run_point_to_point(const char* op, const Tensor& tensor, int peer) {
+  const bool is_send = std::strcmp(op, "send") == 0;
+  check_device(op, tensor);
+  const NcclDataType dtype = nccl_dtype(tensor.dtype(), op, rank(), size());
+  auto work = begin(op, -1);
   try {
     std::lock_guard<std::mutex> lock(comm_mutex_);
     if (aborting_ || !comm_) {
-      throw_if_failed("recv");
-      throw error(ErrorKind::Aborted, "recv", -1, -1, -1, "the communicator was aborted");
+      throw_if_failed(op);
+      throw error(ErrorKind::Aborted, op, -1, -1, -1, "the communicator was aborted");
     }
     DeviceGuard device_guard(device_);
     work->ready_.record(current_stream(device_));
     work->ready_.block(stream_);
     if (tensor.numel() > 0) {
-      check(api_->recv(tensor.data_ptr(), static_cast<size_t>(tensor.numel()), dtype, src, comm_,
-                       stream_),
-            "ncclRecv", work);
+      const auto n = static_cast<size_t>(tensor.numel());
+      if (is_send) {
+        check(api_->send(tensor.data_ptr(), n, dtype, peer, comm_, stream_), "ncclSend", work);
+      } else {
+        check(api_->recv(tensor.data_ptr(), n, dtype, peer, comm_, stream_), "ncclRecv", work);
+      }
     }
     work->end_.record(stream_);
   } catch (const std::exception& e) {

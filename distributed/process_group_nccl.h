@@ -132,6 +132,7 @@ class ProcessGroupNCCL final : public ProcessGroup {
   // and tag is ignored.
   WorkPtr run_send(const Tensor& tensor, int dst, int tag) override;
   WorkPtr run_recv(const Tensor& tensor, int src, int tag) override;
+  WorkPtr run_point_to_point(const char* op, const Tensor& tensor, int peer);
   DeviceType device_type() const override { return DeviceType::CUDA; }
 
  private:
