@@ -64,7 +64,7 @@ TEST_CASE("cpu allocator statistics: allocated and reserved, current and peak",
   }
 }
 
-TEST_CASE("an allocation names its stream; record_stream checks the devices", "[core][allocator]") {
+TEST_CASE("an allocation names its stream, record_stream checks the devices", "[core][allocator]") {
   Allocator* cpu = get_allocator(DeviceType::CPU);
   DataPtr p = cpu->allocate(128, new_stream(kCPU));
   CHECK(p.get() != nullptr);

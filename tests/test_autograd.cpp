@@ -65,7 +65,7 @@ TEST_CASE("non-leaves keep no grad unless retain_grad", "[autograd]") {
   CHECK(values(y2.grad()) == std::vector<double>{4, 8});  // d(y^2)/dy = 2y
 }
 
-TEST_CASE("a second backward through freed buffers fails clearly; retain_graph allows it",
+TEST_CASE("a second backward through freed buffers fails clearly, retain_graph allows it",
           "[autograd]") {
   Tensor x = leaf({1, 2}, {2});
   Tensor loss = (x * x).sum();  // mul saves x
@@ -149,7 +149,7 @@ TEST_CASE("hooks run in order and may replace the gradient", "[autograd]") {
   CHECK(order.empty());
 }
 
-TEST_CASE("no_grad records nothing; enable_grad and set_grad_enabled switch it", "[autograd]") {
+TEST_CASE("no_grad records nothing, enable_grad and set_grad_enabled switch it", "[autograd]") {
   Tensor x = leaf({1, 2}, {2});
   {
     NoGradGuard no_grad;
@@ -485,7 +485,7 @@ TEST_CASE("a 2-layer MLP trained by hand with SGD converges", "[autograd]") {
   CHECK(std::isfinite(last));
 }
 
-TEST_CASE("embedding gives no gradient to the padding row; unused split pieces are fine",
+TEST_CASE("embedding gives no gradient to the padding row, unused split pieces are fine",
           "[autograd]") {
   Tensor weight = randn({4, 3}, kFloat64).requires_grad_();
   Tensor idx = tensor(std::vector<int64_t>{0, 2, 2, 1}, {4}, kInt64);

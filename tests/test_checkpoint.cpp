@@ -509,7 +509,7 @@ TEST_CASE("checkpoint: state dicts load in PyTorch and PyTorch's load here", "[c
   }
 }
 
-TEST_CASE("checkpoint: a damaged tensor is refused by name; old files still load", "[checkpoint]") {
+TEST_CASE("checkpoint: a damaged tensor is refused by name, old files still load", "[checkpoint]") {
   TempDir dir;
   manual_seed(5);
   auto model = std::make_shared<nn::Linear>(4, 3);

@@ -132,7 +132,7 @@ TEST_CASE("cuda gemm: transposed, batched and broadcast operands", "[cuda][gemm]
   }
 }
 
-TEST_CASE("cuda gemm: alpha and beta; beta == 0 never reads out", "[cuda][gemm]") {
+TEST_CASE("cuda gemm: alpha and beta, beta == 0 never reads out", "[cuda][gemm]") {
   if (!have_cuda()) return;
   for (int v : kSimtVariants) {
     VariantGuard guard(v);
@@ -212,7 +212,7 @@ TEST_CASE("cuda gemm: float16 and bfloat16 through WMMA and the SIMT ladder", "[
   CHECK_THROWS_WITH(cuda::set_gemm_variant(7), Contains("set_gemm_variant"));
 }
 
-TEST_CASE("cuda gemm: EMBER_GEMM selects the backend; auto benchmarks once per shape",
+TEST_CASE("cuda gemm: EMBER_GEMM selects the backend, auto benchmarks once per shape",
           "[cuda][gemm]") {
   if (!have_cuda()) return;
   const cuda::GemmBackend saved = cuda::gemm_backend();

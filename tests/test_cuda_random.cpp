@@ -180,7 +180,7 @@ TEST_CASE("cuda bernoulli, randint and randperm equal the cpu's", "[cuda][random
   }
 }
 
-TEST_CASE("cuda bernoulli refuses a probability outside [0, 1] as the cpu does", "[cuda][random]") {
+TEST_CASE("cuda bernoulli refuses a probability outside 0..1 as the cpu does", "[cuda][random]") {
   if (!have_cuda()) return;
   const Tensor probs = tensor<float>({0.5f, 0.25f, 1.5f, 0.0f}).to(kDev);
   Generator g(3, kDev);

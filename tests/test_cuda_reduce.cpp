@@ -177,7 +177,7 @@ TEST_CASE("cuda amax, amin, max, min, argmax, argmin, all and any match the cpu"
   }
 }
 
-TEST_CASE("cuda argmax takes the first of ties and the first NaN; NaN propagates", "[cuda]") {
+TEST_CASE("cuda argmax takes the first of ties and the first NaN, NaN propagates", "[cuda]") {
   if (!have_cuda()) return;
   // Long enough that the tied maxima land in different threads' states and pieces.
   Tensor x = zeros({50000});

@@ -68,7 +68,7 @@ std::vector<double> train_steps(nn::Module& model, const Tensor& x, const Tensor
 
 }  // namespace
 
-TEST_CASE("the CNN trains on a cuda device with the cpu's losses; its checkpoint moves devices",
+TEST_CASE("the CNN trains on a cuda device with the cpu's losses, its checkpoint moves devices",
           "[cuda]") {
   if (!have_cuda() || !have_fashion_mnist()) return;
   const Device dev = Device::cuda(0);

@@ -59,7 +59,7 @@ TEST_CASE("Module registers parameters, buffers and children by dotted name", "[
   CHECK_THROWS_WITH(t.register_buffer("a.b", zeros({1})), Contains("no '.'"));
 }
 
-TEST_CASE("state_dict holds parameters and persistent buffers; round trips", "[nn]") {
+TEST_CASE("state_dict holds parameters and persistent buffers, round trips", "[nn]") {
   Tree a, b;
   CHECK(keys(a.state_dict()) == std::vector<std::string>{"bias", "left.weight", "left.count",
                                                          "right.weight", "right.count"});
@@ -147,7 +147,7 @@ struct Holder : nn::Module {
 };
 }  // namespace
 
-TEST_CASE("ModuleList registers its modules; a std::vector of modules does not", "[nn]") {
+TEST_CASE("ModuleList registers its modules, a std::vector of modules does not", "[nn]") {
   Holder h;
   CHECK(keys(h.named_parameters()) ==
         std::vector<std::string>{"list.0.scale", "list.1.scale", "list.2.scale"});
@@ -156,7 +156,7 @@ TEST_CASE("ModuleList registers its modules; a std::vector of modules does not",
   CHECK_THROWS_WITH(h.list->at(3), Contains("out of range"));
 }
 
-TEST_CASE("Sequential chains forwards and trains end to end; ModuleDict by name", "[nn]") {
+TEST_CASE("Sequential chains forwards and trains end to end, ModuleDict by name", "[nn]") {
   nn::Sequential seq{std::make_shared<Scale>(2.0), std::make_shared<Scale>(3.0)};
   Tensor x = tensor(std::vector<float>{1, 2}, {2});
   Tensor y = seq(x);

@@ -141,7 +141,7 @@ TEST_CASE("DeviceGuard sets the current device per thread and tells the backend"
   CHECK(current_device(DeviceType::CUDA) == 0);
 }
 
-TEST_CASE("each device has its own current stream; StreamGuard also sets the device",
+TEST_CASE("each device has its own current stream, StreamGuard also sets the device",
           "[core][stream]") {
   FakeCudaScope fake;
   const Device d0("cuda:0"), d1("cuda:1");

@@ -232,7 +232,7 @@ DIST_WORKER(gloo_unmatched) {
   return 0;
 }
 
-TEST_CASE("gloo: an unmatched recv times out naming its peer; the destructor aborts the queue",
+TEST_CASE("gloo: an unmatched recv times out naming its peer, the destructor aborts the queue",
           "[dist][gloo]") {
   dist_test::RunOptions o;
   o.params["store"] = dist_test::scratch_dir() + "/store";

@@ -258,7 +258,7 @@ TEST_CASE("nccl watchdog: a peer's abort report aborts the group within a second
   CHECK(store->get_string("nccl/abort") == "1:allreduce #1 timed out after 30000 ms");
 }
 
-TEST_CASE("nccl watchdog: a peer's report fails an idle group too; abort() fails pending work",
+TEST_CASE("nccl watchdog: a peer's report fails an idle group too, abort() fails pending work",
           "[dist][nccl]") {
   if (!have_cuda()) return;
   fake::reset();

@@ -78,7 +78,7 @@ TEST_CASE("reserve, map, unmap and release virtual memory", "[cuda][sim][runtime
   CHECK(memory_in_use(0) == before);
 }
 
-TEST_CASE("a stream runs its work in order; streams overlap", "[cuda][sim][runtime]") {
+TEST_CASE("a stream runs its work in order, streams overlap", "[cuda][sim][runtime]") {
   sim_test::ScopedOptions scoped(sim_test::base_options());
   Stream* s = stream_create(0);
   const int n = 1000;

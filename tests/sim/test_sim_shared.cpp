@@ -164,7 +164,7 @@ TEST_CASE("static shared memory past 48 KiB is an error naming the array", "[cud
   CHECK_THAT(error, Contains("shared 'b'"));
 }
 
-TEST_CASE("a collective met in loop mode is an error saying so; use_fibers forces fibers",
+TEST_CASE("a collective met in loop mode is an error saying so, use_fibers forces fibers",
           "[cuda][sim][shared]") {
   sim_test::ScopedOptions scoped(sim_test::base_options());
   std::vector<int> out(64);
