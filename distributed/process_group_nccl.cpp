@@ -468,8 +468,9 @@ void ProcessGroupNCCL::abort(const std::string& reason) {
              reason, true);
 }
 
-void ProcessGroupNCCL::abort_with(const std::shared_ptr<NcclWork>& first, std::exception_ptr err,
-                                  const std::string& reason, bool report) {
+void ProcessGroupNCCL::abort_with(const std::shared_ptr<NcclWork>& first,
+                                  const std::exception_ptr& err, const std::string& reason,
+                                  bool report) {
   if (aborting_.exchange(true)) {  // someone else is aborting, or did
     if (first) fail(first, err);
     return;

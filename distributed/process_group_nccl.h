@@ -154,7 +154,7 @@ class ProcessGroupNCCL final : public ProcessGroup {
   bool check_work_fingerprints(const std::shared_ptr<NcclWork>& work);
   // Aborts the communicator and fails the pending Works: `first` (may be null) with error, the
   // others with Aborted. Reports to the peers unless `report` is false.
-  void abort_with(const std::shared_ptr<NcclWork>& first, std::exception_ptr error,
+  void abort_with(const std::shared_ptr<NcclWork>& first, const std::exception_ptr& error,
                   const std::string& reason, bool report);
   void watchdog_loop();
   void monitor_loop();

@@ -45,7 +45,7 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> module) 
   children_.emplace_back(name, std::move(module));
 }
 
-void Module::replace_module(const std::string& name, std::shared_ptr<Module> module) {
+void Module::replace_module(const std::string& name, const std::shared_ptr<Module>& module) {
   EMBER_CHECK(module != nullptr, type_name_, ": replace_module: the new \"", name, "\" is null");
   for (auto& c : children_) {
     if (c.first != name) continue;

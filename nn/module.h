@@ -62,7 +62,7 @@ class Module : public std::enable_shared_from_this<Module> {
   // Replaces the child registered as `name` with `module` (libtorch's replace_module), in the
   // registry and in a container's own list (ModuleList, Sequential, ModuleDict). A typed member
   // pointer of a custom module still points at the old child: reassign it yourself.
-  void replace_module(const std::string& name, std::shared_ptr<Module> module);
+  void replace_module(const std::string& name, const std::shared_ptr<Module>& module);
 
   // ---- walking the tree ---------------------------------------------------------------------
   StateDict named_parameters(bool recurse = true) const;
