@@ -11,6 +11,13 @@
 // traffic each link carries in an optimal algorithm, so that numbers compare across world sizes.
 // Each size runs both algorithms alternately, in the same processes; the time is the median of
 // the iterations.
+//
+// Note [Idle ranks are slow to wake]
+// The last table times the MLP's 0.9 MiB allreduce after the ranks compute for 0, 1 and 3 ms
+// first, as a DDP step does. On the development VM it takes 0.85 ms back to back but 2.2 ms
+// after 1 ms of computing: while a rank computes, its group's worker and Gloo's socket threads
+// sleep, and each of the ring's message hand-offs then pays a wake-up. That, not bandwidth, is
+// most of bench_ddp's world-2 overhead (bench/RESULTS.md).
 
 #include <chrono>
 #include <cstdio>
@@ -83,6 +90,23 @@ int run_rank(int rank, int world, const std::string& store_path, bool quick) {
       std::printf("%10zu %12.1f %12.1f %12.3f %12.3f %8.2f\n", bytes, mr * 1e6, mh * 1e6,
                   factor / mr, factor / mh, mr / mh);
       std::fflush(stdout);
+    }
+  }
+  {  // Note [Idle ranks are slow to wake]: the same 0.9 MiB allreduce (the MLP's gradients)
+     // after 0, 1 and 3 ms of computing, as in a training step.
+    Tensor t = ones({235146});
+    if (rank == 0) std::printf("\nallreduce of 0.90 MiB (ring) after computing for:\n");
+    for (double compute_ms : {0.0, 1.0, 3.0}) {
+      std::vector<double> tr;
+      for (int i = 0; i < (quick ? 5 : 200); ++i) {
+        const double until = bench::now_seconds() + compute_ms * 1e-3;
+        volatile double sink = 0;
+        while (bench::now_seconds() < until) sink = sink + 1.0;
+        const double t0 = bench::now_seconds();
+        ring->allreduce(t)->wait();
+        tr.push_back(bench::now_seconds() - t0);
+      }
+      if (rank == 0) std::printf("  %.0f ms: %.3f ms\n", compute_ms, bench::median(tr) * 1e3);
     }
   }
   ring->barrier()->wait();
