@@ -14,10 +14,13 @@
 //
 // Note [Idle ranks are slow to wake]
 // The last table times the MLP's 0.9 MiB allreduce after the ranks compute for 0, 1 and 3 ms
-// first, as a DDP step does. On the development VM it takes 0.85 ms back to back but 2.2 ms
-// after 1 ms of computing: while a rank computes, its group's worker and Gloo's socket threads
-// sleep, and each of the ring's message hand-offs then pays a wake-up. That, not bandwidth, is
-// most of bench_ddp's world-2 overhead (bench/RESULTS.md).
+// first, as a DDP step does. On the development VM it takes 0.8 ms back to back but about 2 ms
+// after 1 ms of computing: while a rank computes, the threads that move its messages sleep, and
+// each of the ring's hand-offs then pays a wake-up. Gloo called directly on the calling thread,
+// without ember's worker (a scratch program, same VM, same sizes), shows the same: 0.61 ms back
+// to back, 2.97 ms after 1 ms of computing -- so the cost is in Gloo's socket threads and the
+// VM's wake-ups, and ember's own path (worker hand-off plus the fingerprint) adds about 0.26 ms.
+// That, not bandwidth, is most of bench_ddp's world-2 overhead (bench/RESULTS.md).
 
 #include <chrono>
 #include <cstdio>
