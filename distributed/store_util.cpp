@@ -1,5 +1,6 @@
 #include "distributed/store_util.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
@@ -7,15 +8,30 @@
 
 namespace ember::dist {
 
-int64_t parse_counter(const char* op, const std::string& key, const Bytes& value) {
+bool counter_value(const Bytes& value, int64_t& out) {
   const std::string text = to_string(value);
+  if (text.empty() || text.size() > 20) return false;
   char* end = nullptr;
   errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || errno != 0 || end != text.c_str() + text.size()) {
-    throw Error(ErrorKind::Usage, op, -1, -1, -1,
-                "key '" + key + "' holds '" + text.substr(0, 32) + "', not an integer counter");
+  if (errno != 0 || end != text.c_str() + text.size()) return false;
+  out = v;
+  return true;
+}
+
+std::string not_a_counter(const std::string& key, const Bytes& value) {
+  std::string text;
+  for (size_t i = 0; i < value.size() && i < 32; ++i) {
+    const auto ch = static_cast<unsigned char>(value[i]);
+    text += std::isprint(ch) ? static_cast<char>(ch) : '?';
   }
+  return "key '" + key + "' holds '" + text + "', not an integer counter";
+}
+
+int64_t parse_counter(const char* op, const std::string& key, const Bytes& value) {
+  int64_t v = 0;
+  if (!counter_value(value, v))
+    throw Error(ErrorKind::Usage, op, -1, -1, -1, not_a_counter(key, value));
   return v;
 }
 

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "distributed/error.h"
+#include "distributed/store_util.h"
 #include "distributed/tcp_socket.h"
 #include "distributed/tcp_store.h"
 #include "distributed/tcp_store_protocol.h"
@@ -40,18 +41,6 @@ struct Client {
   std::optional<Parked> parked;
   bool closing = false;  // a malformed request: drop after flushing nothing
 };
-
-// The integer of an add() counter (its decimal text); false when it is not one.
-bool counter_value(const Bytes& b, int64_t& out) {
-  const std::string text = to_string(b);
-  if (text.empty() || text.size() > 20) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || end != text.c_str() + text.size()) return false;
-  out = v;
-  return true;
-}
 
 Bytes frame(const Bytes& payload) {
   Bytes f(4 + payload.size());
@@ -163,12 +152,7 @@ void TCPStoreServer::State::handle(Client& c, const Bytes& request) {
       int64_t value = 0;
       auto it = data.find(key);
       if (it != data.end() && !counter_value(it->second, value)) {
-        std::string text;
-        for (size_t i = 0; i < it->second.size() && i < 32; ++i) {
-          const char ch = static_cast<char>(it->second[i]);
-          text += std::isprint(static_cast<unsigned char>(ch)) ? ch : '?';
-        }
-        const std::string what = "key '" + key + "' holds '" + text + "', not an integer counter";
+        const std::string what = not_a_counter(key, it->second);
         reply(c, Status::Error, [&](tcp::Writer& w) { w.str(what); });
         break;
       }
