@@ -33,13 +33,29 @@ EMBER_HOST_DEVICE inline float bits_float(uint32_t u) {
 // To drop the low k bits of a mantissa with round-to-nearest-even we add (2^(k-1) - 1) plus the
 // lowest kept bit, then truncate. Ties (exactly half way) then round up only when the kept
 // value is odd, which makes it even.
+//
+// Note [Branch-free 16-bit conversions]
+// Casts run over whole tensors (mixed precision, DDP's fp16 hook, every float16 op computes in
+// float), so each conversion computes every case -- normal, subnormal, overflow, NaN -- and picks
+// one with selects instead of branching. A loop of them then compiles to SIMD code (the CPU
+// kernels' plain loops vectorise; see bench/bench_dtype.cpp), and a warp never diverges on CUDA.
+// Two of the cases borrow the float adder:
+// - float -> half subnormal (|f| < 2^-14): in 0.5f + |f| the float's last mantissa bit is
+//   2^-24, half's smallest subnormal, so the addition itself rounds |f| to a multiple of 2^-24
+//   (to nearest even), and the sum's bits minus 0.5f's bits are the half's bits (up to 0x400,
+//   the smallest normal, when it rounds up into the normal range);
+// - half subnormal -> float: m * 2^-24 is 2^-14 * (1 + m/1024) - 2^-14, the first term built
+//   from bits and the difference exact.
+// Both need round-to-nearest (the default everywhere; never compile them with -ffast-math), and
+// flushing float subnormals to zero changes nothing: the inputs that could be flushed round to a
+// zero half anyway, and every other operand and result is a normal float. tests/test_tensor.cpp
+// checks every half and millions of floats against the branching definitions.
 
 EMBER_HOST_DEVICE inline uint16_t float_to_bf16_bits(float f) {
-  uint32_t u = float_bits(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x0040u);  // NaN
-  uint32_t lsb = (u >> 16) & 1u;
-  u += 0x7fffu + lsb;
-  return static_cast<uint16_t>(u >> 16);
+  const uint32_t u = float_bits(f);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t quiet_nan = (u >> 16) | 0x0040u;
+  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
 }
 
 EMBER_HOST_DEVICE inline float bf16_bits_to_float(uint16_t b) {
@@ -47,46 +63,31 @@ EMBER_HOST_DEVICE inline float bf16_bits_to_float(uint16_t b) {
 }
 
 EMBER_HOST_DEVICE inline uint16_t float_to_half_bits(float f) {
-  uint32_t u = float_bits(f);
-  uint32_t sign = (u >> 16) & 0x8000u;
-  uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
-  if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (a < 0x38800000u) {
-    // Result is subnormal (or zero) in half: value = m * 2^-24 with m an integer < 1024.
-    // Shift the full 24-bit float mantissa into place, rounding to nearest even.
-    if (a < 0x33000000u)
-      return static_cast<uint16_t>(sign);  // below half of the smallest subnormal
-    // value = mant * 2^(exp - 150) with the implicit bit in mant; in units of 2^-24 that is
-    // mant * 2^(exp - 126), so (126 - exp) low bits are dropped (14..24 of them here).
-    int exp = static_cast<int>(a >> 23);
-    uint32_t mant = (a & 0x7fffffu) | 0x800000u;
-    int shift = 126 - exp;
-    uint32_t dropped = mant & ((1u << shift) - 1u);
-    uint32_t kept = mant >> shift;
-    uint32_t half_way = 1u << (shift - 1);
-    if (dropped > half_way || (dropped == half_way && (kept & 1u))) ++kept;
-    return static_cast<uint16_t>(sign | kept);
-  }
-  // Normal: rebias the exponent (127 -> 15) and round the mantissa from 23 to 10 bits.
-  uint32_t lsb = (a >> 13) & 1u;
-  a += 0xfffu + lsb;
-  a -= (127u - 15u) << 23;
-  return static_cast<uint16_t>(sign | (a >> 13));
+  const uint32_t u = float_bits(f);
+  const uint32_t sign = (u >> 16) & 0x8000u;
+  const uint32_t a = u & 0x7fffffffu;
+  // Normal half (2^-14 <= |f| < 65520): rebias the exponent (127 -> 15), round 23 -> 10 bits.
+  // Outside that range the subtraction wraps around; the selects below discard it.
+  const uint32_t normal = (a + 0xfffu + ((a >> 13) & 1u) - ((127u - 15u) << 23)) >> 13;
+  // Subnormal half or zero (|f| < 2^-14): the float adder rounds (Note above).
+  const uint32_t subnormal = float_bits(bits_float(a) + 0.5f) - 0x3f000000u;
+  uint32_t r = a < 0x38800000u ? subnormal : normal;
+  r = a >= 0x477ff000u ? 0x7c00u : r;  // 65520 and above round to inf (and inf stays inf)
+  r = a > 0x7f800000u ? 0x7e00u : r;   // NaN: a quiet NaN
+  return static_cast<uint16_t>(sign | r);
 }
 
 EMBER_HOST_DEVICE inline float half_bits_to_float(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  if (exp == 0x1fu) return bits_float(sign | 0x7f800000u | (mant << 13));  // inf / NaN
-  if (exp == 0) {
-    if (mant == 0) return bits_float(sign);
-    // Subnormal: mant * 2^-24, exact in float.
-    float v = static_cast<float>(mant) * (1.0f / 16777216.0f);
-    return (sign ? -v : v);
-  }
-  return bits_float(sign | ((exp + 127u - 15u) << 23) | (mant << 13));
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t bits = static_cast<uint32_t>(h & 0x7fffu) << 13;  // exponent and mantissa
+  const uint32_t exp = bits & 0x0f800000u;
+  const uint32_t normal = bits + ((127u - 15u) << 23);
+  const uint32_t inf_nan = bits + ((255u - 31u) << 23);  // exponent 31 -> 255, payload kept
+  // Zero or subnormal: m * 2^-24 = 2^-14 * (1 + m/1024) - 2^-14, exact (Note above).
+  const uint32_t subnormal = float_bits(bits_float(bits + (113u << 23)) - bits_float(113u << 23));
+  uint32_t r = exp == 0x0f800000u ? inf_nan : normal;
+  r = exp == 0 ? subnormal : r;
+  return bits_float(sign | r);
 }
 
 }  // namespace detail

@@ -20,7 +20,120 @@ float from_bits(uint32_t u) {
   std::memcpy(&f, &u, 4);
   return f;
 }
+// The branching definitions of the 16-bit conversions, case by case: core/half.h computes the
+// same bits without branches (Note [Branch-free 16-bit conversions]).
+uint16_t reference_float_to_half(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint32_t sign = (u >> 16) & 0x8000u;
+  uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
+  if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
+  if (a < 0x38800000u) {  // subnormal or zero: value = kept * 2^-24
+    if (a < 0x33000000u) return static_cast<uint16_t>(sign);
+    const int shift = 126 - static_cast<int>(a >> 23);
+    const uint32_t mant = (a & 0x7fffffu) | 0x800000u;
+    const uint32_t dropped = mant & ((1u << shift) - 1u), half_way = 1u << (shift - 1);
+    uint32_t kept = mant >> shift;
+    if (dropped > half_way || (dropped == half_way && (kept & 1u))) ++kept;
+    return static_cast<uint16_t>(sign | kept);
+  }
+  a += 0xfffu + ((a >> 13) & 1u);
+  a -= (127u - 15u) << 23;
+  return static_cast<uint16_t>(sign | (a >> 13));
+}
+
+uint32_t reference_half_to_float_bits(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0x1fu) return sign | 0x7f800000u | (mant << 13);  // inf / NaN, payload kept
+  if (exp == 0) {
+    if (mant == 0) return sign;
+    float v = static_cast<float>(mant) * (1.0f / 16777216.0f);  // exact
+    uint32_t b;
+    std::memcpy(&b, &v, 4);
+    return sign | b;
+  }
+  return sign | ((exp + 127u - 15u) << 23) | (mant << 13);
+}
+
+uint16_t reference_float_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x0040u);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// Float bit patterns that exercise the rounding: every value of the bits above `low_bits`, each
+// with the low bits at 0, 1, just below, at and just above the tie, and all ones.
+std::vector<uint32_t> rounding_patterns(int low_bits) {
+  const uint32_t tie = 1u << (low_bits - 1), ones = (1u << low_bits) - 1u;
+  const uint32_t lows[] = {0u, 1u, tie - 1u, tie, tie + 1u, ones};
+  std::vector<uint32_t> out;
+  out.reserve((size_t{1} << (32 - low_bits)) * 6);
+  for (uint64_t hi = 0; hi < (uint64_t{1} << (32 - low_bits)); ++hi)
+    for (uint32_t lo : lows) out.push_back(static_cast<uint32_t>(hi << low_bits) | lo);
+  return out;
+}
 }  // namespace
+
+TEST_CASE("16-bit conversions match their branching definitions bit for bit", "[core][half]") {
+  for (uint32_t b = 0; b < 0x10000; ++b) {
+    const auto h = static_cast<uint16_t>(b);
+    REQUIRE(bits_of(static_cast<float>(Half::from_bits(h))) == reference_half_to_float_bits(h));
+    REQUIRE(bits_of(static_cast<float>(BFloat16::from_bits(h))) == (b << 16));
+  }
+  // Every float whose half is subnormal or zero (both signs: the adder trick's range).
+  for (uint32_t a = 0; a < 0x38800000u + 4096u; a += (a < 0x33000000u ? 4093u : 1u)) {
+    for (uint32_t u : {a, a | 0x80000000u}) {
+      const float f = from_bits(u);
+      REQUIRE(Half(f).x == reference_float_to_half(f));
+    }
+  }
+  for (uint32_t u : rounding_patterns(13)) {
+    const float f = from_bits(u);
+    REQUIRE(Half(f).x == reference_float_to_half(f));
+  }
+  for (uint32_t u : rounding_patterns(16)) {
+    const float f = from_bits(u);
+    REQUIRE(BFloat16(f).x == reference_float_to_bf16(f));
+  }
+}
+
+TEST_CASE("tensor casts to and from 16-bit floats give the scalar conversions' bits",
+          "[core][half]") {
+  // The casts run as vectorised loops (and strided ones): every lane must agree with the
+  // scalar conversion, including NaN payloads, subnormals and ties.
+  std::vector<uint32_t> patterns = rounding_patterns(13);
+  const auto n = static_cast<int64_t>(patterns.size());
+  Tensor f = from_blob(patterns.data(), {n}, kFloat32).clone();
+  for (DType half_type : {kFloat16, kBFloat16}) {
+    INFO(dtype_name(half_type));
+    for (bool strided : {false, true}) {
+      Tensor src = strided ? f.view({n / 2, 2}).select(1, 0) : f;  // every other element
+      Tensor h = src.to(half_type);
+      REQUIRE(h.numel() == src.numel());
+      const auto* hb = static_cast<const uint16_t*>(h.data_ptr());
+      const auto* fb = static_cast<const uint32_t*>(src.contiguous().data_ptr());
+      for (int64_t i = 0; i < h.numel(); ++i) {
+        const float v = from_bits(fb[i]);
+        REQUIRE(hb[i] ==
+                (half_type == kFloat16 ? reference_float_to_half(v) : reference_float_to_bf16(v)));
+      }
+      Tensor back = h.to(kFloat32);
+      const auto* bb = static_cast<const uint32_t*>(back.data_ptr());
+      for (int64_t i = 0; i < h.numel(); ++i)
+        REQUIRE(bb[i] == (half_type == kFloat16 ? reference_half_to_float_bits(hb[i])
+                                                : static_cast<uint32_t>(hb[i]) << 16));
+    }
+  }
+}
 
 TEST_CASE("Half converts with round-to-nearest-even", "[core][half]") {
   CHECK(Half(1.0f).x == 0x3c00);
