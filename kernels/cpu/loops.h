@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "core/tensor_iter.h"
+#include "kernels/cpu/convert16.h"
 #include "kernels/math/function_traits.h"
 
 namespace ember::kernels::cpu {
@@ -21,6 +22,24 @@ namespace ember::kernels::cpu {
 using math::function_traits;
 
 namespace detail {
+
+// Note [16-bit loops compiled for AVX2]
+// A float16 or bfloat16 element-wise op converts every operand to float and the result back
+// (core/half.h). Those conversions are integer shuffles that baseline x86-64 (SSE2) vectorises
+// poorly -- 4 lanes, no 32 -> 16-bit pack -- so on a CPU with AVX2 the contiguous loop runs as
+// a copy of itself compiled for AVX2 (the same source, twice the lanes). Only the ISA differs:
+// no FMA is enabled, so no multiply-add is contracted and the results are bit for bit those of
+// the portable loop. The target attribute applies to this function alone; the functors inlined
+// into it are compiled for AVX2 there, and their out-of-line copies, if any, stay baseline.
+template <class... T>
+constexpr bool uses_16bit_float = ((std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) || ...);
+
+template <class F, class R, class... A>
+__attribute__((target("avx2"))) void contiguous_loop_avx2(F& op, R* out, int64_t n,
+                                                          const A*... in) {
+  for (int64_t i = 0; i < n; ++i) out[i] = op(in[i]...);
+}
+
 template <class F, size_t... I>
 inline void basic_loop(char** data, const int64_t* strides, int64_t n, F& op,
                        std::index_sequence<I...>) {
@@ -32,6 +51,13 @@ inline void basic_loop(char** data, const int64_t* strides, int64_t n, F& op,
       ((strides[I + 1] == sizeof(std::tuple_element_t<I, Args>)) && ... && true);
   if (contiguous) {
     R* out = reinterpret_cast<R*>(data[0]);
+    if constexpr (uses_16bit_float<R, std::tuple_element_t<I, Args>...>) {
+      if (use_avx2_16bit()) {  // Note [16-bit loops compiled for AVX2]
+        contiguous_loop_avx2(
+            op, out, n, reinterpret_cast<const std::tuple_element_t<I, Args>*>(data[I + 1])...);
+        return;
+      }
+    }
     for (int64_t i = 0; i < n; ++i) {
       out[i] = op(reinterpret_cast<const std::tuple_element_t<I, Args>*>(data[I + 1])[i]...);
     }
