@@ -85,23 +85,6 @@ int main(int argc, char** argv) {
     torch_views();
   };
 #endif
-  std::vector<std::function<void()>> fns;
-  for (const Row& r : rows) {
-    fns.push_back(r.ember_fn);
-    if (r.torch_fn) fns.push_back(r.torch_fn);
-  }
-  std::vector<double> t = ember::bench::interleaved(fns, rounds, iters);
-  std::printf(
-      "| case (8 x float32) | ember us | libtorch us | ember / libtorch |\n|---|---|---|---|\n");
-  size_t k = 0;
-  for (const Row& r : rows) {
-    const double e = t[k++];
-    if (r.torch_fn) {
-      const double tt = t[k++];
-      std::printf("| %s | %.3f | %.3f | %.2f |\n", r.name.c_str(), e * 1e6, tt * 1e6, e / tt);
-    } else {
-      std::printf("| %s | %.3f | n/a | n/a |\n", r.name.c_str(), e * 1e6);
-    }
-  }
+  ember::bench::run_rows(rows, rounds, iters, "case (8 x float32)", "us", 1e6, 3);
   return 0;
 }

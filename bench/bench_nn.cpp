@@ -100,25 +100,8 @@ int main(int argc, char** argv) {
   rows[2].torch_fn = [&] { tadam.step(); };
 #endif
 
-  std::vector<std::function<void()>> fns;
-  for (const Row& r : rows) {
-    fns.push_back(r.ember_fn);
-    if (r.torch_fn) fns.push_back(r.torch_fn);
-  }
-  std::vector<double> t = ember::bench::interleaved(fns, rounds, iters);
   std::printf("threads: %d (ember and libtorch), %d rounds x %d iterations, medians\n\n", threads,
               rounds, iters);
-  std::printf(
-      "| case (float32) | ember ms | libtorch ms | ember / libtorch |\n|---|---|---|---|\n");
-  size_t k = 0;
-  for (const Row& r : rows) {
-    const double e = t[k++];
-    if (r.torch_fn) {
-      const double tt = t[k++];
-      std::printf("| %s | %.3f | %.3f | %.2f |\n", r.name.c_str(), e * 1e3, tt * 1e3, e / tt);
-    } else {
-      std::printf("| %s | %.3f | n/a | n/a |\n", r.name.c_str(), e * 1e3);
-    }
-  }
+  ember::bench::run_rows(rows, rounds, iters, "case (float32)", "ms", 1e3, 3);
   return 0;
 }

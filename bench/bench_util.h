@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -47,5 +48,31 @@ struct Row {
   std::function<void()> ember_fn;
   std::function<void()> torch_fn;  // empty without libtorch
 };
+
+// Times every row's contenders interleaved (interleaved()) and prints a markdown table:
+// | header_case | ember <unit> | libtorch <unit> | ember / libtorch |, times scaled by `scale`
+// (1e6 for microseconds) and printed with `digits` decimals.
+inline void run_rows(const std::vector<Row>& rows, int rounds, int iters, const char* header_case,
+                     const char* unit, double scale, int digits) {
+  std::vector<std::function<void()>> fns;
+  for (const Row& r : rows) {
+    fns.push_back(r.ember_fn);
+    if (r.torch_fn) fns.push_back(r.torch_fn);
+  }
+  std::vector<double> t = interleaved(fns, rounds, iters);
+  std::printf("| %s | ember %s | libtorch %s | ember / libtorch |\n|---|---|---|---|\n",
+              header_case, unit, unit);
+  size_t k = 0;
+  for (const Row& r : rows) {
+    const double e = t[k++];
+    if (r.torch_fn) {
+      const double tt = t[k++];
+      std::printf("| %s | %.*f | %.*f | %.2f |\n", r.name.c_str(), digits, e * scale, digits,
+                  tt * scale, e / tt);
+    } else {
+      std::printf("| %s | %.*f | n/a | n/a |\n", r.name.c_str(), digits, e * scale);
+    }
+  }
+}
 
 }  // namespace ember::bench
