@@ -15,12 +15,14 @@
 // - autograd/inplace.h    in-place ops and views: the checks, and how the graph is rebased
 // - autograd/engine.h     backward() and grad(): the iterative engine
 // - autograd/grad_mode.h  NoGradGuard, EnableGradGuard, InferenceMode
+// - autograd/autocast.h   AutocastGuard: mixed precision, ops cast to float16/bfloat16 or float32
 // - autograd/anomaly.h    DetectAnomalyGuard: where a NaN came from
 // - autograd/function.h   Function<Derived>: user-defined ops with their own backward
 // - autograd/gradcheck.h  gradcheck / gradgradcheck by central differences
 // - autograd/dot.h        to_dot: the graph as Graphviz DOT
 
 #include "autograd/anomaly.h"
+#include "autograd/autocast.h"
 #include "autograd/dot.h"
 #include "autograd/engine.h"
 #include "autograd/function.h"

@@ -1,5 +1,6 @@
 #include "nn/loss.h"
 
+#include "autograd/autocast.h"
 #include "autograd/function.h"
 #include "autograd/grad_mode.h"
 #include "autograd/op.h"
@@ -327,6 +328,11 @@ namespace functional {
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
                 int64_t ignore_index, const std::string& reduction) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_float32(input), weight2 = autocast::cast_float32(weight);
+    if (!autocast::same(input, input2) || !autocast::same(weight, weight2))
+      return nll_loss(input2, target, weight2, ignore_index, reduction);
+  }
   const char* op = "nll_loss";
   const Reduction r = parse_reduction(reduction, op);
   check_logits(input, op);
@@ -336,6 +342,13 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                      int64_t ignore_index, const std::string& reduction, double label_smoothing) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_float32(input), target2 = autocast::cast_float32(target),
+                 weight2 = autocast::cast_float32(weight);
+    if (!autocast::same(input, input2) || !autocast::same(target, target2) ||
+        !autocast::same(weight, weight2))
+      return cross_entropy(input2, target2, weight2, ignore_index, reduction, label_smoothing);
+  }
   const char* op = "cross_entropy";
   const Reduction r = parse_reduction(reduction, op);
   check_logits(input, op);
@@ -378,6 +391,11 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_float32(input), target2 = autocast::cast_float32(target);
+    if (!autocast::same(input, input2) || !autocast::same(target, target2))
+      return mse_loss(input2, target2, reduction);
+  }
   const char* op = "mse_loss";
   const Reduction r = parse_reduction(reduction, op);
   check_pair(input, target, op);
@@ -386,6 +404,11 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_float32(input), target2 = autocast::cast_float32(target);
+    if (!autocast::same(input, input2) || !autocast::same(target, target2))
+      return l1_loss(input2, target2, reduction);
+  }
   const char* op = "l1_loss";
   const Reduction r = parse_reduction(reduction, op);
   check_pair(input, target, op);
@@ -394,6 +417,11 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& red
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction,
                       double beta) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_float32(input), target2 = autocast::cast_float32(target);
+    if (!autocast::same(input, input2) || !autocast::same(target, target2))
+      return smooth_l1_loss(input2, target2, reduction, beta);
+  }
   const char* op = "smooth_l1_loss";
   const Reduction r = parse_reduction(reduction, op);
   check_pair(input, target, op);
@@ -406,6 +434,11 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::stri
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& reduction,
                   double delta) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_float32(input), target2 = autocast::cast_float32(target);
+    if (!autocast::same(input, input2) || !autocast::same(target, target2))
+      return huber_loss(input2, target2, reduction, delta);
+  }
   const char* op = "huber_loss";
   const Reduction r = parse_reduction(reduction, op);
   check_pair(input, target, op);
@@ -417,6 +450,13 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& 
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                             const std::string& reduction) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_float32(input), target2 = autocast::cast_float32(target),
+                 weight2 = autocast::cast_float32(weight);
+    if (!autocast::same(input, input2) || !autocast::same(target, target2) ||
+        !autocast::same(weight, weight2))
+      return binary_cross_entropy(input2, target2, weight2, reduction);
+  }
   const char* op = "binary_cross_entropy";
   const Reduction r = parse_reduction(reduction, op);
   check_pair(input, target, op);
@@ -435,6 +475,14 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const Tensor& weight, const std::string& reduction,
                                         const Tensor& pos_weight) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_float32(input), target2 = autocast::cast_float32(target),
+                 weight2 = autocast::cast_float32(weight),
+                 pos_weight2 = autocast::cast_float32(pos_weight);
+    if (!autocast::same(input, input2) || !autocast::same(target, target2) ||
+        !autocast::same(weight, weight2) || !autocast::same(pos_weight, pos_weight2))
+      return binary_cross_entropy_with_logits(input2, target2, weight2, reduction, pos_weight2);
+  }
   const char* op = "binary_cross_entropy_with_logits";
   const Reduction r = parse_reduction(reduction, op);
   check_pair(input, target, op);
@@ -456,6 +504,11 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 
 Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& reduction,
               bool log_target) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_float32(input), target2 = autocast::cast_float32(target);
+    if (!autocast::same(input, input2) || !autocast::same(target, target2))
+      return kl_div(input2, target2, reduction, log_target);
+  }
   const char* op = "kl_div";
   const Reduction r = parse_reduction(reduction, op, /*allow_batchmean=*/true);
   check_pair(input, target, op);

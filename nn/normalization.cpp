@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <sstream>
 
+#include "autograd/autocast.h"
 #include "autograd/grad_mode.h"
 #include "autograd/op.h"
 #include "autograd/ops/binary.h"
@@ -295,6 +296,14 @@ namespace functional {
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training,
                   std::optional<double> momentum, double eps, const Tensor& num_batches_tracked) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_float32(input), weight2 = autocast::cast_float32(weight),
+                 bias2 = autocast::cast_float32(bias);
+    if (!autocast::same(input, input2) || !autocast::same(weight, weight2) ||
+        !autocast::same(bias, bias2))
+      return batch_norm(input2, running_mean, running_var, weight2, bias2, training, momentum, eps,
+                        num_batches_tracked);
+  }
   const char* op = "batch_norm";
   EMBER_CHECK(input.dim() >= 2, op,
               ": expected input of shape (N, C, *) with at least 2 dims, got ", input.sizes());
@@ -385,6 +394,13 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 
 Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight,
                   const Tensor& bias, double eps) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_float32(input), weight2 = autocast::cast_float32(weight),
+                 bias2 = autocast::cast_float32(bias);
+    if (!autocast::same(input, input2) || !autocast::same(weight, weight2) ||
+        !autocast::same(bias, bias2))
+      return layer_norm(input2, normalized_shape, weight2, bias2, eps);
+  }
   const char* op = "layer_norm";
   check_floating(input, op);
   const int64_t k = static_cast<int64_t>(normalized_shape.size());
@@ -420,6 +436,13 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
                   double eps) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_float32(input), weight2 = autocast::cast_float32(weight),
+                 bias2 = autocast::cast_float32(bias);
+    if (!autocast::same(input, input2) || !autocast::same(weight, weight2) ||
+        !autocast::same(bias, bias2))
+      return group_norm(input2, num_groups, weight2, bias2, eps);
+  }
   const char* op = "group_norm";
   check_floating(input, op);
   EMBER_CHECK(input.dim() >= 2, op,

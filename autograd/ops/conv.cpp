@@ -16,6 +16,7 @@
 
 #include <algorithm>
 
+#include "autograd/autocast.h"
 #include "autograd/ops/common.h"
 
 namespace ember {
@@ -159,6 +160,13 @@ Tensor col2im(const Tensor& input, const Shape& output_size, const Shape& kernel
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
               const Shape& padding, const Shape& dilation, int64_t groups) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_lower(input), weight2 = autocast::cast_lower(weight),
+                 bias2 = autocast::cast_lower(bias);
+    if (!autocast::same(input, input2) || !autocast::same(weight, weight2) ||
+        !autocast::same(bias, bias2))
+      return conv2d(input2, weight2, bias2, stride, padding, dilation, groups);
+  }
   Op op("Conv2dBackward", {input, weight, bias});  // the list form accepts an undefined bias
   Tensor y = op.run(
       [&] { return native::conv2d(input, weight, bias, stride, padding, dilation, groups); });

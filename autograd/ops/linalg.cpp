@@ -8,6 +8,7 @@
 
 #include "autograd/ops/linalg.h"
 
+#include "autograd/autocast.h"
 #include "autograd/ops/common.h"
 
 namespace ember {
@@ -58,6 +59,10 @@ Tensors matmul_backward(const Tensor& g, const Tensor& a, const Tensor& b, int64
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor a2 = autocast::cast_lower(a), b2 = autocast::cast_lower(b);
+    if (!autocast::same(a, a2) || !autocast::same(b, b2)) return matmul(a2, b2);
+  }
   Op op("MatmulBackward", a, b);
   Tensor y = op.run([&] { return native::matmul(a, b); });
   op.set_output(y);
@@ -70,6 +75,10 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 // d(a b) = g b^T, a^T g.
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor a2 = autocast::cast_lower(a), b2 = autocast::cast_lower(b);
+    if (!autocast::same(a, a2) || !autocast::same(b, b2)) return mm(a2, b2);
+  }
   Op op("MmBackward", a, b);
   Tensor y = op.run([&] { return native::mm(a, b); });
   op.set_output(y);
@@ -83,6 +92,10 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 // The same, for each matrix of the batch.
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor a2 = autocast::cast_lower(a), b2 = autocast::cast_lower(b);
+    if (!autocast::same(a, a2) || !autocast::same(b, b2)) return bmm(a2, b2);
+  }
   Op op("BmmBackward", a, b);
   Tensor y = op.run([&] { return native::bmm(a, b); });
   op.set_output(y);
@@ -97,6 +110,12 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 // d(beta input + alpha m1 m2) = beta g, alpha g m2^T, alpha m1^T g.
 Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scalar& beta,
              const Scalar& alpha) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_lower(input), m12 = autocast::cast_lower(m1),
+                 m22 = autocast::cast_lower(m2);
+    if (!autocast::same(input, input2) || !autocast::same(m1, m12) || !autocast::same(m2, m22))
+      return addmm(input2, m12, m22, beta, alpha);
+  }
   Op op("AddmmBackward", input, m1, m2);
   Tensor y = op.run([&] { return native::addmm(input, m1, m2, beta, alpha); });
   op.set_output(y);
@@ -112,6 +131,13 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scal
 // y = input weight^T + bias: d input = g weight, d weight = g^T input (the leading dims of
 // input folded into rows), d bias = g (summed over the leading dims by the engine).
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor input2 = autocast::cast_lower(input), weight2 = autocast::cast_lower(weight),
+                 bias2 = autocast::cast_lower(bias);
+    if (!autocast::same(input, input2) || !autocast::same(weight, weight2) ||
+        !autocast::same(bias, bias2))
+      return linear(input2, weight2, bias2);
+  }
   Op op("LinearBackward", {input, weight, bias});  // the list form accepts an undefined bias
   Tensor y = op.run([&] { return native::linear(input, weight, bias); });
   op.set_output(y);

@@ -8,11 +8,16 @@
 
 #include "autograd/ops/softmax.h"
 
+#include "autograd/autocast.h"
 #include "autograd/ops/common.h"
 
 namespace ember {
 
 Tensor softmax(const Tensor& self, int64_t dim) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor self2 = autocast::cast_float32(self);
+    if (!autocast::same(self, self2)) return softmax(self2, dim);
+  }
   Op op("SoftmaxBackward", self);
   Tensor y = op.run([&] { return native::softmax(self, dim); });
   op.set_output(y);
@@ -25,6 +30,10 @@ Tensor softmax(const Tensor& self, int64_t dim) {
 }
 
 Tensor log_softmax(const Tensor& self, int64_t dim) {
+  if (autocast::any_enabled()) {  // Note [Autocast op lists]
+    const Tensor self2 = autocast::cast_float32(self);
+    if (!autocast::same(self, self2)) return log_softmax(self2, dim);
+  }
   Op op("LogSoftmaxBackward", self);
   Tensor y = op.run([&] { return native::log_softmax(self, dim); });
   op.set_output(y);
