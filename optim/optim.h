@@ -15,6 +15,7 @@
 // - optim/state_checks.h  the checks of loaded scheduler state (internal; Note [Scheduler
 //                         state checks])
 // - optim/reduce_lr_on_plateau.h  ReduceLROnPlateau, driven by a metric
+// - optim/grad_scaler.h  amp::GradScaler: loss scaling for float16 mixed precision
 // Gradient clipping is in nn/clip_grad.h (torch.nn.utils).
 
 #include "optim/adadelta.h"
@@ -25,6 +26,7 @@
 #include "optim/chained_scheduler.h"
 #include "optim/constant_lr.h"
 #include "optim/cyclic_lr.h"
+#include "optim/grad_scaler.h"
 #include "optim/lbfgs.h"
 #include "optim/lr_scheduler.h"
 #include "optim/nadam.h"

@@ -14,6 +14,7 @@
 #include "core/generator.h"
 #include "data/dataloader.h"
 #include "nn/module.h"
+#include "optim/grad_scaler.h"
 #include "optim/lr_scheduler.h"
 #include "optim/optimizer.h"
 #include "optim/reduce_lr_on_plateau.h"
@@ -22,7 +23,8 @@ namespace ember {
 namespace {
 
 // The parts a checkpoint can hold, in the order "parts" lists them.
-constexpr const char* kParts[] = {"model", "optimizer", "scheduler", "plateau", "loader", "rng"};
+constexpr const char* kParts[] = {"model",  "optimizer", "scheduler", "plateau",
+                                  "scaler", "loader",    "rng"};
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
@@ -156,6 +158,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state,
   if (state.optimizer) add("optimizer", state.optimizer->state_dict());
   if (state.scheduler) add("scheduler", state.scheduler->state_dict());
   if (state.plateau) add("plateau", state.plateau->state_dict());
+  if (state.scaler) add("scaler", state.scaler->state_dict());
   if (state.loader) {
     const data::DataLoaderState s = state.loader->state();
     meta["loader.epoch"] = std::to_string(s.epoch);
@@ -209,6 +212,7 @@ CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& sta
   require("optimizer", state.optimizer != nullptr);
   require("scheduler", state.scheduler != nullptr);
   require("plateau", state.plateau != nullptr);
+  require("scaler", state.scaler != nullptr);
   require("loader", state.loader != nullptr);
   require("rng", true);
 
@@ -282,6 +286,14 @@ CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& sta
       auto before = std::make_shared<TensorDict>(plateau->state_dict());
       in_part(path, "plateau", [&] { plateau->load_state_dict(part_of(tensors, "plateau.")); });
       undo.push_back([plateau, before] { plateau->load_state_dict(*before); });
+    }
+    if (state.scaler) {
+      amp::GradScaler* scaler = state.scaler;
+      auto before = std::make_shared<TensorDict>(scaler->state_dict());
+      in_part(path, "scaler", [&] { scaler->load_state_dict(part_of(tensors, "scaler.")); });
+      undo.push_back([scaler, before] {
+        if (!before->empty()) scaler->load_state_dict(*before);
+      });
     }
     if (state.model) {
       in_part(path, "model",

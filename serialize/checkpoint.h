@@ -16,10 +16,11 @@
 //   "model.<key>"       the model's state_dict
 //   "optimizer.<key>"   Optimizer::state_dict (Note [Optimizer state_dict keys])
 //   "scheduler.<key>"   LRScheduler::state_dict, "plateau.<key>" ReduceLROnPlateau's
+//   "scaler.<key>"      amp::GradScaler::state_dict (optim/grad_scaler.h)
 //   "rng.cpu"           the default cpu Generator's state (uint8 [16]); "rng.cuda.<i>", the
 //                       default generator of cuda:<i>, is read when present (see below)
 // and its "__metadata__" holds "format" = "ember-checkpoint/1", "epoch", "step", "parts" (the
-// parts saved, comma-separated, from "model,optimizer,scheduler,plateau,loader,rng"), the
+// parts saved, comma-separated, from "model,optimizer,scheduler,plateau,scaler,loader,rng"), the
 // loader's position ("loader.epoch", "loader.batches_done", "loader.seed", decimal) and the
 // caller's extras ("extra.<key>"), plus the checksum of each tensor that every safetensors file
 // ember writes carries (Note [safetensors checksums] in safetensors.h: a damaged byte makes the
@@ -68,6 +69,9 @@ class ReduceLROnPlateau;
 namespace data {
 class DataLoader;
 }
+namespace amp {
+class GradScaler;
+}
 
 // Writes a state dict (e.g. Module::state_dict()) as a safetensors file, atomically.
 void save_state_dict(const TensorDict& dict, const std::string& path,
@@ -84,6 +88,7 @@ struct TrainingState {
   optim::LRScheduler* scheduler = nullptr;
   optim::ReduceLROnPlateau* plateau = nullptr;
   data::DataLoader* loader = nullptr;
+  amp::GradScaler* scaler = nullptr;
 };
 
 struct CheckpointInfo {
