@@ -5,6 +5,11 @@
 //   ember-train --model mlp --optimizer sgd --lr 0.05 --schedule cosine --metrics mlp.csv
 //   ember-train --checkpoint-dir ckpt ...          # Ctrl-C saves ckpt/last.safetensors, then
 //   ember-train --checkpoint-dir ckpt --resume ... # continues exactly where it stopped
+//   ember-train --device cuda --amp fp16           # autocast to float16, loss scaling
+//
+// --amp bf16 / fp16 runs the forward pass and the loss under autocast (autograd/autocast.h:
+// the products in the 16-bit dtype, the loss in float32); fp16 adds a GradScaler
+// (optim/grad_scaler.h), saved in checkpoints. Evaluation stays float32.
 //
 // Each epoch: one pass over the training set (shuffled by --seed, batches from the
 // DataLoader), then an evaluation on the test set under eval() and NoGradGuard. Inputs are
@@ -97,6 +102,7 @@ struct Config {
   int threads = 0;           // 0: ember's default (the cores, or EMBER_NUM_THREADS)
   uint64_t seed = 0;
   std::string device = "cpu";
+  std::string amp = "none";  // none, bf16 or fp16: autocast (and for fp16 a GradScaler)
   std::string data_dir;
   std::string checkpoint_dir;
   bool resume = false;
@@ -292,6 +298,7 @@ std::map<std::string, std::string> trajectory_settings(const Config& c, int64_t 
       {"augment", c.augment ? "true" : "false"},
       {"schedule", c.schedule},
       {"steps_per_epoch", std::to_string(steps_per_epoch)},
+      {"amp", c.amp},
   };
   if (c.schedule == "step") {
     m["lr_step"] = std::to_string(c.lr_step);
@@ -525,13 +532,20 @@ int run(Config c) {
   std::unique_ptr<optim::Optimizer> opt = make_optimizer(c, model->parameters());
   Schedule sched = make_schedule(c, *opt, steps_per_epoch);
 
-  TrainingState state{model.get(), opt.get(), sched.scheduler.get(), nullptr, &train_loader};
+  // Mixed precision (README "Mixed precision"): autocast around the forward pass and the loss;
+  // float16 also scales the loss, and the scaler's state is part of the checkpoint.
+  const bool amp = c.amp != "none";
+  const DType amp_dtype = c.amp == "fp16" ? kFloat16 : kBFloat16;
+  amp::GradScaler scaler(amp::GradScalerOptions().enabled(c.amp == "fp16"));
+  TrainingState state{model.get(), opt.get(),     sched.scheduler.get(),
+                      nullptr,     &train_loader, c.amp == "fp16" ? &scaler : nullptr};
   namespace fs = std::filesystem;
   const std::string last_path =
       c.checkpoint_dir.empty() ? "" : (fs::path(c.checkpoint_dir) / "last.safetensors").string();
 
   // Counters, restored on resume.
   int64_t step = 0;
+  int64_t skipped_steps = 0;  // --amp fp16: steps the GradScaler skipped
   double train_seconds = 0.0;
   double epoch_loss_sum = 0.0, epoch_seconds = 0.0;  // the current epoch's running sums
   int64_t epoch_correct = 0, epoch_seen = 0;
@@ -550,6 +564,7 @@ int run(Config c) {
     epoch_seconds = extra_double(info, "epoch_seconds", last_path);
     epoch_correct = static_cast<int64_t>(extra_double(info, "epoch_correct", last_path));
     epoch_seen = static_cast<int64_t>(extra_double(info, "epoch_seen", last_path));
+    skipped_steps = static_cast<int64_t>(extra_double(info, "skipped_steps", last_path));
     last_train_loss = extra_double(info, "train_loss", last_path);
     last_train_acc = extra_double(info, "train_acc", last_path);
     last_test_loss = extra_double(info, "test_loss", last_path);
@@ -591,6 +606,7 @@ int run(Config c) {
     info.extra["epoch_seconds"] = exact(epoch_seconds);
     info.extra["epoch_correct"] = std::to_string(epoch_correct);
     info.extra["epoch_seen"] = std::to_string(epoch_seen);
+    info.extra["skipped_steps"] = std::to_string(skipped_steps);
     info.extra["train_loss"] = exact(last_train_loss);
     info.extra["train_acc"] = exact(last_train_acc);
     info.extra["test_loss"] = exact(last_test_loss);
@@ -628,11 +644,16 @@ int run(Config c) {
     bool stopped = false;
     for (const data::Batch& b : train_loader) {
       Tensor target = on(b.target, device);
-      Tensor logits = ddp ? ddp->forward(on(b.data, device)) : (*model)(on(b.data, device));
-      Tensor loss = F::cross_entropy(logits, target);
+      Tensor logits, loss;
+      {
+        autocast::AutocastGuard autocast_region(device.type, amp_dtype, /*enabled=*/amp);
+        logits = ddp ? ddp->forward(on(b.data, device)) : (*model)(on(b.data, device));
+        loss = F::cross_entropy(logits, target);
+      }
       opt->zero_grad();
-      loss.backward();
-      opt->step();
+      scaler.scale(loss).backward();
+      if (!scaler.step(*opt)) ++skipped_steps;  // float16 gradients overflowed: no step
+      scaler.update();
       if (sched.per_batch) sched.scheduler->step();
       ++step;
 
@@ -715,8 +736,10 @@ int run(Config c) {
        << "\", \"batch_size\": " << c.batch_size
        << ", \"augment\": " << (c.augment ? "true" : "false")
        << ", \"train_examples\": " << train_set->size() << ", \"threads\": " << num_threads()
-       << ", \"seed\": " << c.seed << ", \"device\": \"" << device.str()
-       << "\", \"rank\": " << ds.rank() << ", \"world_size\": " << ds.world_size()
+       << ", \"seed\": " << c.seed << ", \"device\": \"" << device.str() << "\", \"amp\": \""
+       << c.amp << "\", \"amp_scale\": " << json_number(scaler.get_scale())
+       << ", \"skipped_steps\": " << skipped_steps << ", \"rank\": " << ds.rank()
+       << ", \"world_size\": " << ds.world_size()
        << ", \"peak_rss_mb\": " << json_number(peak_rss_mb()) << "}";
   examples::write_stdout_line(json.str());
   return 0;
@@ -786,6 +809,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--device", c.device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  app.add_option("--amp", c.amp,
+                 "mixed precision: none, bf16 (autocast) or fp16 (autocast and a GradScaler)")
+      ->check(CLI::IsMember({"none", "bf16", "fp16"}))
       ->capture_default_str();
   app.add_option("--data-dir", c.data_dir,
                  "Fashion-MNIST's IDX files (Debian's dataset-fashion-mnist)")

@@ -14,22 +14,8 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 set(common --model cnn --epochs 1 --train-subset 128 --batch-size 32 --optimizer adam
            --lr 0.002 --seed 3 --threads 2)
 
-function(run_train out_var)
-  execute_process(COMMAND "${TRAIN}" ${ARGN}
-                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
-  message(STATUS "ember-train ${ARGN}\n${err}${out}")
-  if(err MATCHES "no such CUDA device")
-    message(STATUS "SKIPPED: no CUDA device on this machine")
-    set(${out_var} "SKIPPED" PARENT_SCOPE)
-    return()
-  endif()
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "ember-train exited with ${rc}")
-  endif()
-  string(STRIP "${out}" out)
-  string(REGEX REPLACE ".*\n" "" last "${out}")
-  set(${out_var} "${last}" PARENT_SCOPE)
-endfunction()
+set(RUN_TRAIN_SKIP_PATTERN "no such CUDA device")
+include(${CMAKE_CURRENT_LIST_DIR}/train_util.cmake)  # run_train
 
 run_train(stopped ${common} --device cuda --checkpoint-dir "${WORK_DIR}/b" --stop-after 2)
 if(stopped STREQUAL "SKIPPED")

@@ -15,18 +15,7 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 set(common --model mlp --epochs 2 --train-subset 2000 --optimizer adam --lr 0.003
            --schedule onecycle --augment --seed 7 --threads 1)
 
-# Runs ember-train; sets <out_var> to its last stdout line. Fails on a non-zero exit status.
-function(run_train out_var)
-  execute_process(COMMAND "${TRAIN}" ${ARGN}
-                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
-  message(STATUS "ember-train ${ARGN}\n${err}${out}")
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "ember-train exited with ${rc}")
-  endif()
-  string(STRIP "${out}" out)
-  string(REGEX REPLACE ".*\n" "" last "${out}")
-  set(${out_var} "${last}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/train_util.cmake)  # run_train, expect_same_json
 
 run_train(a ${common} --checkpoint-dir "${WORK_DIR}/a" --metrics "${WORK_DIR}/a.csv")
 
@@ -70,13 +59,8 @@ if(NOT stopped STREQUAL "")
   message(FATAL_ERROR "a stopped run prints no JSON line, got: ${stopped}")
 endif()
 run_train(b ${common} --checkpoint-dir "${WORK_DIR}/b" --metrics "${WORK_DIR}/b.csv" --resume)
-foreach(key test_acc test_loss train_loss train_acc steps)
-  string(JSON va GET "${a}" ${key})
-  string(JSON vb GET "${b}" ${key})
-  if(NOT va STREQUAL vb)
-    message(FATAL_ERROR "resumed run differs in ${key}: ${vb} vs ${va} uninterrupted")
-  endif()
-endforeach()
+expect_same_json("the resumed run (vs uninterrupted)" "${a}" "${b}" test_acc test_loss train_loss
+                 train_acc steps)
 file(STRINGS "${WORK_DIR}/b.csv" rows_b)
 foreach(i 0 1 2)
   list(GET rows ${i} ra)
