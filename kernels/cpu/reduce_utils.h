@@ -189,8 +189,8 @@ class Reducer {
   acc_t leaf_row(const scalar_t* base, int64_t r0, int64_t r1) const {
     const int64_t last = static_cast<int64_t>(inner_sizes_.size()) - 1;
     const int64_t s = inner_strides_[last];
-    Cursor c = cursor_at(r0);
     if constexpr (has_block_reduce<Op>::value) {
+      Cursor c = cursor_at(r0);
       // The op folds a whole leaf at once from a buffer (Welford: mean, then squared deviations).
       in_t buf[kLeaf];
       int64_t k = 0;
@@ -206,11 +206,18 @@ class Reducer {
     } else {
       acc_t lanes[kLanes];
       for (auto& l : lanes) l = op_.identity();
-      for (int64_t r = r0; r < r1;) {
-        int64_t n = std::min(r1 - r, inner_sizes_[last] - c.idx[last]);
-        fold_run(lanes, base + c.offset, s, n, r);
-        r += n;
-        advance(c, n);
+      if (last == 0) {
+        // One reduced dim: the leaf is one strided run, no cursor to compute (its divisions
+        // cost as much as folding a leaf of floats). The same lanes, in the same order.
+        fold_run(lanes, base + r0 * s, s, r1 - r0, r0);
+      } else {
+        Cursor c = cursor_at(r0);
+        for (int64_t r = r0; r < r1;) {
+          int64_t n = std::min(r1 - r, inner_sizes_[last] - c.idx[last]);
+          fold_run(lanes, base + c.offset, s, n, r);
+          r += n;
+          advance(c, n);
+        }
       }
       // Merge the lanes in a tree: ((0,1),(2,3)),((4,5),(6,7)).
       for (int step = 1; step < kLanes; step *= 2)
