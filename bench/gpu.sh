@@ -105,6 +105,21 @@ t = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
 print(f"CNN epoch: ember {e['train_seconds']:.2f} s, pytorch {t['train_seconds']:.2f} s, "
       f"ember / pytorch {e['train_seconds'] / t['train_seconds']:.2f} (target <= 1)")
 PY
+    # The same epoch in float16 mixed precision (autocast + GradScaler) in both frameworks.
+    ./build-gpu/examples/ember-train --device cuda --epochs 1 --amp fp16 --data-dir "$data" \
+      > "$OUT/cnn_epoch_ember_fp16.json" 2> "$OUT/cnn_epoch_ember_fp16.log"
+    log "ember-train --amp fp16: exit $? -- $(tail -1 "$OUT/cnn_epoch_ember_fp16.json")"
+    python3 bench/torch_cnn_epoch.py --device cuda --amp fp16 --data-dir "$data" \
+      > "$OUT/cnn_epoch_torch_fp16.json" 2> "$OUT/cnn_epoch_torch_fp16.log"
+    log "pytorch CNN epoch, amp fp16: exit $? -- $(tail -1 "$OUT/cnn_epoch_torch_fp16.json")"
+    python3 - "$OUT/cnn_epoch_ember_fp16.json" "$OUT/cnn_epoch_torch_fp16.json" << 'PY' | tee -a "$OUT/summary.txt"
+import json, sys
+e = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+t = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+print(f"CNN epoch, amp fp16: ember {e['train_seconds']:.2f} s (test_acc {e['test_acc']}, "
+      f"{e['skipped_steps']} skipped steps), pytorch {t['train_seconds']:.2f} s, "
+      f"ember / pytorch {e['train_seconds'] / t['train_seconds']:.2f}")
+PY
   else
     log "pytorch with CUDA not found: the CNN epoch has no reference"
   fi

@@ -40,6 +40,8 @@ def main():
     p.add_argument("--data-dir", default=os.environ.get("EMBER_FASHION_MNIST",
                                                         "/usr/share/datasets/fashion-mnist"))
     p.add_argument("--batches", type=int, default=0, help="stop after N batches (0: the epoch)")
+    p.add_argument("--amp", choices=["none", "bf16", "fp16"], default="none",
+                   help="autocast (and for fp16 a GradScaler), as ember-train --amp")
     a = p.parse_args()
     images = read_idx(os.path.join(a.data_dir, "train-images-idx3-ubyte.gz"))
     labels = read_idx(os.path.join(a.data_dir, "train-labels-idx1-ubyte.gz")).long()
@@ -52,6 +54,8 @@ def main():
     order = torch.randperm(x.shape[0])
     pin = dev.type == "cuda"
     losses = []
+    amp_dtype = torch.float16 if a.amp == "fp16" else torch.bfloat16
+    scaler = torch.cuda.amp.GradScaler(enabled=a.amp == "fp16")
     if pin:
         torch.cuda.synchronize()
     start = time.perf_counter()
@@ -64,10 +68,12 @@ def main():
         if pin:
             xb, yb = xb.pin_memory(), yb.pin_memory()
         xb, yb = xb.to(dev, non_blocking=True), yb.to(dev, non_blocking=True)
-        loss = loss_fn(model(xb), yb)
+        with torch.autocast(dev.type, dtype=amp_dtype, enabled=a.amp != "none"):
+            loss = loss_fn(model(xb), yb)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
         losses.append(loss.detach())
         n += xb.shape[0]
     if pin:
@@ -76,7 +82,7 @@ def main():
     last = torch.stack(losses[-100:]).float().mean().item()
     print(json.dumps({"framework": "pytorch", "device": a.device, "train_seconds": seconds,
                       "samples_per_s": n / seconds, "train_loss_last100": last,
-                      "torch": torch.__version__}))
+                      "amp": a.amp, "torch": torch.__version__}))
 
 
 if __name__ == "__main__":
