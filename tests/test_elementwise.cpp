@@ -7,10 +7,12 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/isa.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -531,4 +533,44 @@ TEST_CASE("round(decimals) rounds to decimal places as PyTorch does", "[elementw
   Tensor x = z.clone().requires_grad_();
   x.round(2).sum().backward();
   CHECK(values(x.grad()) == std::vector<double>(6, 0.0));
+}
+
+TEST_CASE("elementwise: the AVX2 loops and the baseline loops give the same bits",
+          "[elementwise][half][reduce]") {
+  // kernels/cpu/isa.h: casts, 16-bit element-wise ops and reductions computed with the AVX2
+  // copies and with the baseline loops must agree exactly (on a CPU without AVX2 both runs are
+  // the baseline and the test compares it with itself).
+  manual_seed(9);
+  const int64_t n = 7 * 14287;  // 100009: not a multiple of any vector width
+  Tensor f = randn({n}) * 100;
+  Tensor h = f.to(kFloat16), b = f.to(kBFloat16);
+  auto run = [&] {
+    return std::vector<Tensor>{f.to(kFloat16),
+                               f.to(kBFloat16),
+                               h.to(kFloat32),
+                               b.to(kFloat32),
+                               h + h * h,
+                               b * b - b,
+                               exp(h / 64),
+                               f.sum(),
+                               h.sum(),
+                               b.sum(),
+                               f.view({7, -1}).sum({1}),
+                               f.max(),
+                               f.argmax(),
+                               f.to(kFloat64).sum()};
+  };
+  const bool prev = kernels::cpu::set_use_avx2(true);
+  std::vector<Tensor> fast = run();
+  kernels::cpu::set_use_avx2(false);
+  std::vector<Tensor> baseline = run();
+  kernels::cpu::set_use_avx2(prev);
+  REQUIRE(fast.size() == baseline.size());
+  for (size_t i = 0; i < fast.size(); ++i) {
+    INFO("result " << i);
+    REQUIRE(fast[i].dtype() == baseline[i].dtype());
+    REQUIRE(fast[i].sizes() == baseline[i].sizes());
+    CHECK(std::memcmp(fast[i].contiguous().data_ptr(), baseline[i].contiguous().data_ptr(),
+                      fast[i].nbytes()) == 0);
+  }
 }

@@ -18,9 +18,6 @@
 
 #include <immintrin.h>
 
-#include <cstdlib>
-#include <cstring>
-
 namespace ember::kernels::cpu {
 
 namespace {
@@ -126,27 +123,14 @@ struct ConvertTable {
 };
 
 const ConvertTable& table() {
-  static const ConvertTable t = [] {
-    if (use_avx2_16bit())
-      return ConvertTable{"avx2+f16c", f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2,
-                          bf16_to_f32_avx2};
-    return ConvertTable{"portable", f32_to_f16_portable, f16_to_f32_portable, f32_to_bf16_portable,
-                        bf16_to_f32_portable};
-  }();
-  return t;
+  static const ConvertTable avx2{"avx2+f16c", f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2,
+                                 bf16_to_f32_avx2};
+  static const ConvertTable portable{"portable", f32_to_f16_portable, f16_to_f32_portable,
+                                     f32_to_bf16_portable, bf16_to_f32_portable};
+  return use_avx2() ? avx2 : portable;
 }
 
 }  // namespace
-
-bool use_avx2_16bit() {
-  static const bool use = [] {
-    const char* env = std::getenv("EMBER_CPU_16BIT");
-    if (env != nullptr && std::strcmp(env, "portable") == 0) return false;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-  }();
-  return use;
-}
 
 void convert_run(const float* in, Half* out, int64_t n) { table().f32_to_f16(in, out, n); }
 void convert_run(const Half* in, float* out, int64_t n) { table().f16_to_f32(in, out, n); }

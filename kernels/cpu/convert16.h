@@ -8,12 +8,13 @@
 // vcvtph2ps, AVX2 integer rounding for bfloat16), chosen once at run time; elsewhere the scalar
 // conversions run in a loop the compiler vectorises for baseline x86-64. The same choice makes
 // cpu_kernel run contiguous float16 / bfloat16 element-wise loops compiled for AVX2
-// (kernels/cpu/loops.h). EMBER_CPU_16BIT=portable forces the portable loops everywhere (for
-// comparing the two).
+// (kernels/cpu/loops.h). EMBER_CPU_ISA=baseline forces the portable loops everywhere (for
+// comparing the two; kernels/cpu/isa.h).
 
 #include <cstdint>
 
 #include "core/half.h"
+#include "kernels/cpu/isa.h"
 
 namespace ember::kernels::cpu {
 
@@ -22,8 +23,7 @@ void convert_run(const Half* in, float* out, int64_t n);
 void convert_run(const float* in, BFloat16* out, int64_t n);
 void convert_run(const BFloat16* in, float* out, int64_t n);
 
-// Whether the AVX2 + F16C loops run on this machine: "avx2+f16c" or "portable".
-bool use_avx2_16bit();
+// Which loops convert_run uses on this machine: "avx2+f16c" or "portable".
 const char* convert_run_isa();
 
 }  // namespace ember::kernels::cpu

@@ -52,7 +52,7 @@ inline void basic_loop(char** data, const int64_t* strides, int64_t n, F& op,
   if (contiguous) {
     R* out = reinterpret_cast<R*>(data[0]);
     if constexpr (uses_16bit_float<R, std::tuple_element_t<I, Args>...>) {
-      if (use_avx2_16bit()) {  // Note [16-bit loops compiled for AVX2]
+      if (use_avx2()) {  // Note [16-bit loops compiled for AVX2]
         contiguous_loop_avx2(
             op, out, n, reinterpret_cast<const std::tuple_element_t<I, Args>*>(data[I + 1])...);
         return;

@@ -5,8 +5,9 @@
 //   Reducer<scalar_t, Op>(plan, op).run([&](int64_t o, const acc_t& acc) { out[o] = ...; });
 //
 // Two layouts, chosen from the plan:
-// - row mode: each output reduces its own (strided) run of elements, folded into 8 lanes so the
-//   compiler can keep 8 independent accumulators (vectorised for a contiguous row);
+// - row mode: each output reduces its own (strided) run of elements, folded into 32 lanes so
+//   the compiler can keep 32 independent accumulators (8 SSE registers for float: a contiguous
+//   row runs at the adder's throughput, not its latency);
 // - tile mode, when consecutive outputs are consecutive in memory (reducing over a leading dim,
 //   like sum(dim=0) of a row-major matrix): up to kTileWidth neighbouring outputs are folded
 //   together, one contiguous load of kTileWidth elements per reduced index.
@@ -18,7 +19,7 @@
 // A float accumulator that adds 10^7 values of 0.1 one by one drifts: once the sum is large,
 // every addition rounds away a part of the small addend (error ~ n * eps). Folding pairwise --
 // split the range in halves, reduce each, combine the two results -- bounds the error by
-// ~ log2(n) * eps. The engine folds leaves of kLeaf elements (spread over 8 lanes, so each lane
+// ~ log2(n) * eps. The engine folds leaves of kLeaf elements (spread over 32 lanes, so each lane
 // adds only 16 values) and merges leaves, lanes, chunks and tiles in binary trees. The trees
 // depend only on the shapes, never on the number of threads, so results are reproducible.
 
@@ -30,9 +31,34 @@
 
 #include "core/ops/reduce.h"
 #include "core/parallel.h"
+#include "kernels/cpu/isa.h"
 #include "kernels/math/convert.h"
 
+// Full unrolling of the lane loops, so the lanes stay in registers.
+#if defined(__clang__)
+#define EMBER_REDUCE_UNROLL _Pragma("unroll")
+#else
+#define EMBER_REDUCE_UNROLL _Pragma("GCC unroll 32")
+#endif
+
 namespace ember::kernels::cpu {
+
+// The contiguous part of Reducer::fold_run (whole groups of L elements, one to each lane),
+// compiled for AVX2 (kernels/cpu/isa.h): the same lanes and order, so the same result. Returns
+// how many elements it folded.
+template <int L, class Op, class scalar_t, class acc_t>
+__attribute__((target("avx2"))) int64_t fold_contiguous_avx2(const Op& op, acc_t* lanes_io,
+                                                             const scalar_t* p, int64_t n,
+                                                             int64_t r) {
+  acc_t lanes[L];  // locals: no aliasing with the input
+  for (int l = 0; l < L; ++l) lanes[l] = lanes_io[l];
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l)
+      lanes[l] = op.reduce(lanes[l], math::convert<typename Op::in_t>(p[i + l]), r + i + l);
+  for (int l = 0; l < L; ++l) lanes_io[l] = lanes[l];
+  return i;
+}
 
 // Whether Op has `acc_t block_reduce(const in_t* x, int64_t n)`, folding n <= kLeaf contiguous
 // values at once (used by ops where per-element folding is slow, like Welford's division).
@@ -49,8 +75,8 @@ class Reducer {
   using acc_t = typename Op::acc_t;
   using in_t = typename Op::in_t;
 
-  static constexpr int kLanes = 8;
-  static constexpr int64_t kLeaf = 128;     // elements a row-mode leaf folds (16 per lane)
+  static constexpr int kLanes = 32;
+  static constexpr int64_t kLeaf = 512;     // elements a row-mode leaf folds (16 per lane)
   static constexpr int kTileWidth = 64;     // outputs per tile in tile mode
   static constexpr int64_t kTileLeaf = 16;  // reduced indices a tile leaf folds sequentially
   static constexpr int64_t kChunk = 32768;  // reduced elements per task when splitting a range
@@ -219,21 +245,28 @@ class Reducer {
           advance(c, n);
         }
       }
-      // Merge the lanes in a tree: ((0,1),(2,3)),((4,5),(6,7)).
-      for (int step = 1; step < kLanes; step *= 2)
-        for (int l = 0; l + step < kLanes; l += 2 * step)
-          lanes[l] = op_.combine(lanes[l], lanes[l + step]);
+      // Merge the lanes in a tree, halving: lane l takes lane l + 16, then l + 8, ... (each round
+      // one vector operation for a sum, in registers: the loops have constant bounds).
+      EMBER_REDUCE_UNROLL
+      for (int half = kLanes / 2; half >= 1; half /= 2) {
+        EMBER_REDUCE_UNROLL
+        for (int l = 0; l < half; ++l) lanes[l] = op_.combine(lanes[l], lanes[l + half]);
+      }
       return lanes[0];
     }
   }
 
   // Folds p[0], p[s], ..., p[(n-1)s] (reduced indices r, r+1, ...) into the lanes: element i
-  // goes to lane i % 8, and a tail of fewer than 8 to lane 0, so every lane sees increasing
+  // goes to lane i % 32, and a tail of fewer than 32 to lane 0, so every lane sees increasing
   // indices. The lanes are copied to locals so the compiler knows they don't alias the input.
   void fold_run(acc_t* lanes_io, const scalar_t* p, int64_t s, int64_t n, int64_t r) const {
     acc_t lanes[kLanes];
     for (int l = 0; l < kLanes; ++l) lanes[l] = lanes_io[l];
     int64_t i = 0;
+    if constexpr (std::is_floating_point_v<scalar_t> || std::is_same_v<scalar_t, Half> ||
+                  std::is_same_v<scalar_t, BFloat16>) {
+      if (s == 1 && use_avx2()) i = fold_contiguous_avx2<kLanes>(op_, lanes, p, n, r);
+    }
     if (s == 1) {
       for (; i + kLanes <= n; i += kLanes)
         for (int l = 0; l < kLanes; ++l) lanes[l] = op_.reduce(lanes[l], load(p[i + l]), r + i + l);
