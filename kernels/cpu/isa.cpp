@@ -1,5 +1,7 @@
 #include "kernels/cpu/isa.h"
 
+#include <cpuid.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -8,9 +10,13 @@ namespace ember::kernels::cpu {
 
 namespace {
 
+// AVX2 (which the compiler's check also requires the OS to save the AVX state for) and F16C
+// (CPUID leaf 1, ECX bit 29: not every compiler's __builtin_cpu_supports knows "f16c").
 bool cpu_has_avx2() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+  return __builtin_cpu_supports("avx2") && f16c;
 }
 
 std::atomic<bool>& flag() {
