@@ -104,8 +104,7 @@ TEST_CASE("autocast: a conv net's forward and backward on cpu in bfloat16", "[au
   CHECK(max_abs_diff(conv.weight.grad(), conv_grad) < 0.05 * scale);
 }
 
-TEST_CASE("autocast: a parameter is cast once per region (the weight cache)",
-          "[autocast]") {
+TEST_CASE("autocast: a parameter is cast once per region (the weight cache)", "[autocast]") {
   Tensor w = randn({4, 4}).requires_grad_();
   Tensor x = randn({2, 4});
   {
