@@ -90,39 +90,33 @@ cat "$OUT/bench_norm_cuda.txt" | tee -a "$OUT/summary.txt"
 # One Fashion-MNIST epoch of the CNN: ember-train on the GPU against PyTorch eager on the same
 # GPU (bench/torch_cnn_epoch.py: the same network, optimizer, batch and normalisation).
 data=${EMBER_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
-if [ -f "$data/train-images-idx3-ubyte.gz" ]; then
-  ./build-gpu/examples/ember-train --device cuda --epochs 1 --data-dir "$data" \
-    > "$OUT/cnn_epoch_ember.json" 2> "$OUT/cnn_epoch_ember.log"
-  log "ember-train --device cuda --epochs 1: exit $? -- $(tail -1 "$OUT/cnn_epoch_ember.json")"
-  if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2> /dev/null; then
-    python3 bench/torch_cnn_epoch.py --device cuda --data-dir "$data" \
-      > "$OUT/cnn_epoch_torch.json" 2> "$OUT/cnn_epoch_torch.log"
-    log "pytorch CNN epoch: exit $? -- $(tail -1 "$OUT/cnn_epoch_torch.json")"
-    python3 - "$OUT/cnn_epoch_ember.json" "$OUT/cnn_epoch_torch.json" << 'PY' | tee -a "$OUT/summary.txt"
-import json, sys
-e = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
-t = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
-print(f"CNN epoch: ember {e['train_seconds']:.2f} s, pytorch {t['train_seconds']:.2f} s, "
-      f"ember / pytorch {e['train_seconds'] / t['train_seconds']:.2f} (target <= 1)")
-PY
-    # The same epoch in float16 mixed precision (autocast + GradScaler) in both frameworks.
-    ./build-gpu/examples/ember-train --device cuda --epochs 1 --amp fp16 --data-dir "$data" \
-      > "$OUT/cnn_epoch_ember_fp16.json" 2> "$OUT/cnn_epoch_ember_fp16.log"
-    log "ember-train --amp fp16: exit $? -- $(tail -1 "$OUT/cnn_epoch_ember_fp16.json")"
-    python3 bench/torch_cnn_epoch.py --device cuda --amp fp16 --data-dir "$data" \
-      > "$OUT/cnn_epoch_torch_fp16.json" 2> "$OUT/cnn_epoch_torch_fp16.log"
-    log "pytorch CNN epoch, amp fp16: exit $? -- $(tail -1 "$OUT/cnn_epoch_torch_fp16.json")"
-    python3 - "$OUT/cnn_epoch_ember_fp16.json" "$OUT/cnn_epoch_torch_fp16.json" << 'PY' | tee -a "$OUT/summary.txt"
-import json, sys
-e = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
-t = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
-print(f"CNN epoch, amp fp16: ember {e['train_seconds']:.2f} s (test_acc {e['test_acc']}, "
-      f"{e['skipped_steps']} skipped steps), pytorch {t['train_seconds']:.2f} s, "
-      f"ember / pytorch {e['train_seconds'] / t['train_seconds']:.2f}")
-PY
-  else
-    log "pytorch with CUDA not found: the CNN epoch has no reference"
+# cnn_epoch AMP: the epoch with ember-train --amp AMP, and PyTorch's with the same autocast (and
+# GradScaler for fp16) when it has CUDA; prints ember / pytorch.
+cnn_epoch() {
+  local amp=$1
+  ./build-gpu/examples/ember-train --device cuda --epochs 1 --amp "$amp" --data-dir "$data" \
+    > "$OUT/cnn_epoch_ember_$amp.json" 2> "$OUT/cnn_epoch_ember_$amp.log"
+  log "ember-train --device cuda --epochs 1 --amp $amp: exit $? -- $(tail -1 "$OUT/cnn_epoch_ember_$amp.json")"
+  if ! python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2> /dev/null; then
+    log "pytorch with CUDA not found: the CNN epoch (--amp $amp) has no reference"
+    return
   fi
+  python3 bench/torch_cnn_epoch.py --device cuda --amp "$amp" --data-dir "$data" \
+    > "$OUT/cnn_epoch_torch_$amp.json" 2> "$OUT/cnn_epoch_torch_$amp.log"
+  log "pytorch CNN epoch, amp $amp: exit $? -- $(tail -1 "$OUT/cnn_epoch_torch_$amp.json")"
+  python3 - "$OUT/cnn_epoch_ember_$amp.json" "$OUT/cnn_epoch_torch_$amp.json" "$amp" << 'PY' | tee -a "$OUT/summary.txt"
+import json, sys
+e = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+t = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+print(f"CNN epoch, amp {sys.argv[3]}: ember {e['train_seconds']:.2f} s (test_acc {e['test_acc']}, "
+      f"{e['skipped_steps']} skipped steps), pytorch {t['train_seconds']:.2f} s, "
+      f"ember / pytorch {e['train_seconds'] / t['train_seconds']:.2f}"
+      + (" (target <= 1)" if sys.argv[3] == "none" else ""))
+PY
+}
+if [ -f "$data/train-images-idx3-ubyte.gz" ]; then
+  cnn_epoch none
+  cnn_epoch fp16  # float16 mixed precision (autocast + GradScaler) in both frameworks
 else
   log "Fashion-MNIST not found in $data (set EMBER_FASHION_MNIST): the CNN epoch is skipped"
 fi

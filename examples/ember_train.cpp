@@ -63,6 +63,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -646,7 +647,9 @@ int run(Config c) {
       Tensor target = on(b.target, device);
       Tensor logits, loss;
       {
-        autocast::AutocastGuard autocast_region(device.type, amp_dtype, /*enabled=*/amp);
+        // Only with --amp: an open region, even a disabled one, sends every op to the casts.
+        std::optional<autocast::AutocastGuard> autocast_region;
+        if (amp) autocast_region.emplace(device.type, amp_dtype);
         logits = ddp ? ddp->forward(on(b.data, device)) : (*model)(on(b.data, device));
         loss = F::cross_entropy(logits, target);
       }

@@ -115,7 +115,6 @@ EMBER_TARGET_F16C void bf16_to_f32_avx2(const BFloat16* in, float* out, int64_t 
 #undef EMBER_TARGET_F16C
 
 struct ConvertTable {
-  const char* isa;
   void (*f32_to_f16)(const float*, Half*, int64_t);
   void (*f16_to_f32)(const Half*, float*, int64_t);
   void (*f32_to_bf16)(const float*, BFloat16*, int64_t);
@@ -123,10 +122,10 @@ struct ConvertTable {
 };
 
 const ConvertTable& table() {
-  static const ConvertTable avx2{"avx2+f16c", f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2,
+  static const ConvertTable avx2{f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2,
                                  bf16_to_f32_avx2};
-  static const ConvertTable portable{"portable", f32_to_f16_portable, f16_to_f32_portable,
-                                     f32_to_bf16_portable, bf16_to_f32_portable};
+  static const ConvertTable portable{f32_to_f16_portable, f16_to_f32_portable, f32_to_bf16_portable,
+                                     bf16_to_f32_portable};
   return use_avx2() ? avx2 : portable;
 }
 
@@ -136,7 +135,5 @@ void convert_run(const float* in, Half* out, int64_t n) { table().f32_to_f16(in,
 void convert_run(const Half* in, float* out, int64_t n) { table().f16_to_f32(in, out, n); }
 void convert_run(const float* in, BFloat16* out, int64_t n) { table().f32_to_bf16(in, out, n); }
 void convert_run(const BFloat16* in, float* out, int64_t n) { table().bf16_to_f32(in, out, n); }
-
-const char* convert_run_isa() { return table().isa; }
 
 }  // namespace ember::kernels::cpu

@@ -23,7 +23,4 @@ void convert_run(const Half* in, float* out, int64_t n);
 void convert_run(const float* in, BFloat16* out, int64_t n);
 void convert_run(const BFloat16* in, float* out, int64_t n);
 
-// Which loops convert_run uses on this machine: "avx2+f16c" or "portable".
-const char* convert_run_isa();
-
 }  // namespace ember::kernels::cpu
