@@ -288,6 +288,11 @@ class GraphTask {
         }
       }
       NodeStreamScope on_stream(node);  // Note [Backward runs on the forward's stream]
+      std::optional<profiler::RecordFunction> range;  // Note [What the profiler records]
+      if (EMBER_UNLIKELY(profiler::enabled())) {
+        range.emplace(node.name(), profiler::Category::backward);
+        range->set_sequence_nr(node.sequence_nr());
+      }
       if (is_anomaly_enabled()) {
         try {
           outputs = node.apply(std::move(grads));

@@ -1,7 +1,6 @@
 #include "autograd/node.h"
 
 #include <atomic>
-#include <cctype>
 
 #include "autograd/grad_mode.h"
 #include "autograd/meta.h"
@@ -46,24 +45,6 @@ Node::~Node() {
 }
 
 std::string Node::forward_name() const { return forward_op_name(name()); }
-
-std::string forward_op_name(const std::string& node_name) {
-  std::string n = node_name;
-  const std::string suffix = "Backward";
-  if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
-    n.resize(n.size() - suffix.size());
-  std::string out;
-  for (size_t i = 0; i < n.size(); ++i) {
-    const char c = n[i];
-    if (std::isupper(static_cast<unsigned char>(c))) {
-      if (i > 0) out += '_';
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 uint32_t Node::add_output(const Tensor& t) {
   GradSlotMeta meta;

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/op_registry.h"
 #include "core/small_vector.h"
 #include "core/stream.h"
 #include "core/tensor.h"
@@ -157,7 +158,7 @@ class AccumulateGrad final : public Node {
 };
 
 // The forward op a node name stands for: "LogSoftmaxBackward" -> "log_softmax".
-std::string forward_op_name(const std::string& node_name);
+using ember::forward_op_name;
 
 // Hands `obj` to the iterative teardown (Note [Iterative graph teardown]).
 void defer_release(std::shared_ptr<void> obj);

@@ -56,9 +56,16 @@ void Op::start(const Tensor* const* inputs, size_t n) {
     node_->add_next_edge(inputs[i]->defined() ? gradient_edge(*inputs[i]) : Edge{});
   }
   if (is_anomaly_enabled()) record_anomaly_info(*node_, inputs, n);
+  range_.set_sequence_nr(node_->sequence_nr());
 }
 
-Op::Op(const char* name, const std::vector<Tensor>& inputs) : name_(name) {
+Op::Op(const char* name, const std::vector<Tensor>& inputs)
+    : name_(name), range_(name, profiler::Category::op) {
+  if (EMBER_UNLIKELY(range_.active())) {
+    std::vector<const Tensor*> pointers;
+    for (const Tensor& t : inputs) pointers.push_back(&t);
+    range_.set_shapes(pointers.data(), pointers.size());
+  }
   if (!detail::grad_mode_enabled) return;
   bool any = false;
   for (const Tensor& t : inputs) any = any || requires_grad_fast(t);

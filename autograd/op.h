@@ -13,7 +13,8 @@
 //   }
 //
 // When no input requires grad (or grad mode is off) `op` holds no node and every call after
-// the constructor is a no-op, so the op costs one check per input over the bare kernel.
+// the constructor is a no-op, so the op costs one check per input over the bare kernel. The Op
+// is also the op's range for the profiler (core/record_function.h): one flag read when none runs.
 //
 // The backward closure receives the saved tensors (checked against their versions when read,
 // Note [Saved tensor versions]) and one gradient per recorded output, never undefined. It
@@ -35,6 +36,7 @@
 #include "autograd/meta.h"
 #include "autograd/node.h"
 #include "autograd/saved_variable.h"
+#include "core/record_function.h"
 
 namespace ember::autograd {
 
@@ -80,8 +82,13 @@ class OpNode final : public Node {
 class Op {
  public:
   template <class... Ts>
-  explicit Op(const char* name, const Ts&... inputs) : name_(name) {
+  explicit Op(const char* name, const Ts&... inputs)
+      : name_(name), range_(name, profiler::Category::op) {
     static_assert(sizeof...(Ts) > 0, "an op records at least one tensor input");
+    if (EMBER_UNLIKELY(range_.active())) {
+      const Tensor* pointers[] = {&inputs...};
+      range_.set_shapes(pointers, sizeof...(Ts));
+    }
     if (!detail::grad_mode_enabled) return;
     if (!(requires_grad_fast(inputs) || ...)) return;
     const Tensor* pointers[] = {&inputs...};
@@ -126,6 +133,9 @@ class Op {
  private:
   void start(const Tensor* const* inputs, size_t n);
   const char* name_;
+  // The op's range for the profiler, open for the Op's lifetime: the whole public function
+  // (Note [What the profiler records] in core/profiler.h).
+  profiler::RecordFunction range_;
   std::shared_ptr<OpNode> node_;
 };
 

@@ -36,8 +36,20 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/record_function.h"
 
 namespace ember {
+
+namespace detail {
+// A kernel call inside a profiler range "cpu::add" (core/record_function.h), out of line so
+// that the unprofiled call stays a plain (tail) call with no cleanup to run.
+template <class FnPtr, class... Args>
+EMBER_NOINLINE decltype(auto) call_recorded(const char* name, DeviceType device, DeviceType source,
+                                            FnPtr fn, Args&&... args) {
+  profiler::RecordFunction range(name, device, source);
+  return fn(std::forward<Args>(args)...);
+}
+}  // namespace detail
 
 template <class FnPtr>
 struct DispatchStub {
@@ -55,6 +67,9 @@ struct DispatchStub {
     EMBER_CHECK(
         fn != nullptr, name, ": no kernel for device ", device_type_name(device),
         device == DeviceType::CUDA && !cuda_is_built() ? " (ember was built without CUDA)" : "");
+    // Note [What the profiler records]; kept off the common path (Note [Profiler cost when off])
+    if (EMBER_UNLIKELY(profiler::enabled()))
+      return detail::call_recorded(name, device, device, fn, std::forward<Args>(args)...);
     return fn(std::forward<Args>(args)...);
   }
 };
@@ -88,6 +103,8 @@ struct DevicePairDispatchStub {
                 (src == DeviceType::CUDA || dst == DeviceType::CUDA) && !cuda_is_built()
                     ? " (ember was built without CUDA)"
                     : "");
+    if (EMBER_UNLIKELY(profiler::enabled()))
+      return detail::call_recorded(name, dst, src, fn, std::forward<Args>(args)...);
     return fn(std::forward<Args>(args)...);
   }
 };

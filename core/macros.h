@@ -13,7 +13,9 @@
 #if defined(__GNUC__)
 #define EMBER_LIKELY(x) __builtin_expect(!!(x), 1)
 #define EMBER_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define EMBER_NOINLINE __attribute__((noinline))
 #else
 #define EMBER_LIKELY(x) (x)
 #define EMBER_UNLIKELY(x) (x)
+#define EMBER_NOINLINE
 #endif

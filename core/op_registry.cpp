@@ -1,6 +1,7 @@
 #include "core/op_registry.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace ember {
 
@@ -27,6 +28,24 @@ std::vector<std::string> registered_ops() {
   for (auto& f : families())
     for (auto& o : f.ops) all.push_back(o);
   return all;
+}
+
+std::string forward_op_name(const std::string& node_name) {
+  std::string n = node_name;
+  const std::string suffix = "Backward";
+  if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+    n.resize(n.size() - suffix.size());
+  std::string out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const char c = n[i];
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      if (i > 0) out += '_';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace ember

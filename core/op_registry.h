@@ -15,6 +15,10 @@ struct OpFamily {
 };
 
 const std::vector<OpFamily>& registered_op_families();
+
+// The forward op a backward node's name stands for: "LogSoftmaxBackward" -> "log_softmax"
+// (anomaly mode's messages, the profiler's op names).
+std::string forward_op_name(const std::string& node_name);
 std::vector<std::string> registered_ops();
 
 struct OpFamilyRegistrar {

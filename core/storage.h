@@ -14,6 +14,8 @@
 
 #include "core/allocator.h"
 #include "core/grad_mode.h"
+#include "core/macros.h"
+#include "core/record_function.h"
 
 namespace ember {
 
@@ -27,9 +29,26 @@ struct StorageImpl {
   // Page-locked host memory from the pinned allocator (Note [Pinned host memory]).
   bool is_pinned = false;
 
-  StorageImpl(DataPtr p, size_t n) : data_ptr(std::move(p)), nbytes(n) {}
+  // Its allocation was shown to a profiler recording memory, which is then told of its free.
+  bool profiled = false;
+
+  StorageImpl(DataPtr p, size_t n) : data_ptr(std::move(p)), nbytes(n) {
+    if (EMBER_UNLIKELY(profiler::memory_enabled())) note_allocation();
+  }
+  StorageImpl(const StorageImpl&) = delete;
+  StorageImpl& operator=(const StorageImpl&) = delete;
+  ~StorageImpl() {
+    if (EMBER_UNLIKELY(profiled))
+      profiler::detail::record_memory(-static_cast<int64_t>(nbytes), device());
+  }
   void* data() const { return data_ptr.get(); }
   Device device() const { return data_ptr.device(); }
+
+ private:
+  void note_allocation() {
+    profiled = true;
+    profiler::detail::record_memory(static_cast<int64_t>(nbytes), device());
+  }
 };
 
 using Storage = std::shared_ptr<StorageImpl>;

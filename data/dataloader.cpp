@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
+#include "core/record_function.h"
 
 namespace ember::data {
 
@@ -185,6 +186,7 @@ Batch DataLoader::fetch(int64_t epoch, int64_t b) const {
 
 Batch DataLoader::fetch_indices(int64_t epoch, int64_t b,
                                 const std::vector<int64_t>& indices) const {
+  profiler::RecordFunction range("DataLoader.fetch");  // on the thread that loads
   set_sample_seed(mix_seed(opt_.seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(b)));
   Batch out;
   if (!opt_.collate_fn) {
@@ -245,6 +247,8 @@ void DataLoader::finish_epoch() {
 }
 
 bool DataLoader::next(Batch& out) {
+  // The training loop waiting for its batch: a data-bound loop spends its time here.
+  profiler::RecordFunction range("DataLoader.next");
   const int64_t b = state_.batches_done;
   if (b >= static_cast<int64_t>(plan_->size())) {
     finish_epoch();

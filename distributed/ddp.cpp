@@ -7,6 +7,7 @@
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "core/ops/factory.h"
+#include "core/record_function.h"
 
 namespace ember::dist {
 
@@ -333,6 +334,7 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
       gb.index = static_cast<int>(next_launch_);
       gb.buffer = b.buffer;
       for (size_t s : b.slots) gb.parameter_names.push_back(slots_[s].name);
+      profiler::RecordFunction range("ddp.launch_bucket");
       b.reduction = options_.comm_hook(*group_, gb);
       EMBER_CHECK(b.reduction.work != nullptr, kOp, ": the communication hook returned no Work");
       ++next_launch_;
@@ -388,6 +390,8 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
     for (Bucket& b : buckets_) {
       BucketReduction r = std::move(b.reduction);
       b.reduction = {};
+      // The end of backward waiting on communication that did not overlap with it.
+      profiler::RecordFunction range("ddp.wait_bucket");
       r.work->wait();
       if (r.then) r.then();
     }

@@ -36,6 +36,16 @@ const char* to_string(OpKind op) {
   return "?";
 }
 
+const char* profiler_name(OpKind op, const char* backend) {
+  static const char* const gloo[] = {"gloo:allreduce", "gloo:broadcast", "gloo:allgather",
+                                     "gloo:reduce_scatter", "gloo:barrier"};
+  static const char* const nccl[] = {"nccl:allreduce", "nccl:broadcast", "nccl:allgather",
+                                     "nccl:reduce_scatter", "nccl:barrier"};
+  const int i = static_cast<int>(op);
+  if (i < 0 || i > static_cast<int>(OpKind::Barrier)) return "collective";
+  return std::string(backend) == "nccl" ? nccl[i] : gloo[i];
+}
+
 std::string describe(const Fingerprint& f) {
   const auto kind = static_cast<OpKind>(f.op);
   std::string s = std::string(f.op >= 0 && f.op <= 4 ? to_string(kind) : "an unknown op") + " #" +

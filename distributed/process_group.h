@@ -89,6 +89,9 @@ using WorkPtr = std::shared_ptr<Work>;
 // What a collective is, as the ranks compare it (Note [Collective sequence numbers]).
 enum class OpKind : int32_t { Allreduce, Broadcast, Allgather, ReduceScatter, Barrier };
 const char* to_string(OpKind op);
+// The profiler's name of a collective run by a backend ("gloo:allreduce", "nccl:allreduce"):
+// a string with static storage, for core/record_function.h. `backend` is "gloo" or "nccl".
+const char* profiler_name(OpKind op, const char* backend);
 
 struct Fingerprint {
   int64_t seq = 0;

@@ -27,6 +27,7 @@
 #include <type_traits>
 
 #include "core/ops/factory.h"
+#include "core/record_function.h"
 
 namespace ember::dist {
 
@@ -490,6 +491,8 @@ void ProcessGroupGloo::execute(Call& call) {
   const auto& ctx = m.context;
   const char* op = to_string(call.kind);
   const int64_t seq = call.fingerprint.seq;
+  // On the group's worker thread: its own track in a profile.
+  profiler::RecordFunction range(profiler_name(call.kind, "gloo"));
   const auto start = Clock::now();
   try {
     // Step 1: the fingerprints (Note [Collective sequence numbers]). Every rank receives every

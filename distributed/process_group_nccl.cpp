@@ -8,6 +8,7 @@
 #include "core/cuda.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
+#include "core/profiler.h"
 
 namespace ember::dist {
 
@@ -356,6 +357,8 @@ WorkPtr ProcessGroupNCCL::run(Call call) {
     exchange_fingerprint(work);
     const Tensor& t = call.tensor;
     const size_t count = t.defined() ? static_cast<size_t>(t.numel()) : 0;
+    // The collective's time on the device, for the profiler (core/profiler.h).
+    profiler::DeviceKernelTimer timer(profiler_name(call.kind, "nccl"), stream_);
     if (count > 0) {
       switch (call.kind) {
         case OpKind::Allreduce:
@@ -399,6 +402,7 @@ WorkPtr ProcessGroupNCCL::run(Call call) {
           break;  // the fingerprint exchange is the barrier
       }
     }
+    timer.finish();
     work->end_.record(stream_);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::Aborted && !work->end_.was_recorded() && !work->has_fingerprint_) {

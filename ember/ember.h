@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/generator.h"
 #include "core/parallel.h"
+#include "core/profiler.h"
 #include "core/scalar.h"
 #include "core/stream.h"
 #include "core/tensor.h"

@@ -37,6 +37,13 @@
 // the first epoch; a write that fails ends the run with an error naming the file ("cannot write
 // metrics to /dev/full: No space left on device").
 //
+// Profiling (--profile trace.json [--profile-steps N]): the first five steps pay one-time costs
+// and are skipped, the sixth is a warm-up, and steps 7 to 6 + N (N = 10 by default) run under
+// the profiler (core/profiler.h) with input shapes and memory. The Chrome trace goes to the file
+// (written atomically) and the table of the heaviest ops by self time to stderr. A data-parallel
+// job profiles its main rank. A run that ends during the recorded steps hands on what it
+// recorded; one that ends before them says so.
+//
 // Data parallelism: started by a launcher as one rank of several (ember-run --nproc-per-node 2
 // ember-train ..., torchrun, srun, mpirun), it trains through DistributedDataParallel over Gloo
 // (--device cpu) or NCCL (--device cuda), each rank on its share of the data
@@ -111,7 +118,9 @@ struct Config {
   int64_t num_workers = 0;
   int64_t train_subset = 0;  // 0: all 60,000
   bool augment = false;
-  int64_t stop_after = 0;             // 0: never
+  int64_t stop_after = 0;  // 0: never
+  std::string profile;     // Chrome trace of the profiled steps; empty: no profiler
+  int64_t profile_steps = 10;
   std::string dist_backend = "auto";  // examples/distributed_setup.h
   int64_t dist_timeout = 300;         // seconds
 };
@@ -636,6 +645,40 @@ int run(Config c) {
                    ds.world_size(), ds.group->backend_name().c_str(), ds.info.source.c_str());
   }
 
+  // --profile: skip 5 steps, warm up on 1, record profile_steps (the top of this file).
+  std::unique_ptr<profiler::Profiler> prof;
+  bool profiled = false;  // a trace was written
+  if (!c.profile.empty() && ds.is_main()) {
+    profiler::ProfilerOptions popt;
+    popt.record_shapes = true;
+    popt.profile_memory = true;
+    profiler::Schedule psched;
+    psched.wait = 5;
+    psched.warmup = 1;
+    psched.active = c.profile_steps;
+    psched.repeat = 1;
+    prof = std::make_unique<profiler::Profiler>(
+        popt, psched, [&c, &profiled](const profiler::Result& r) {
+          r.export_chrome_trace(c.profile);
+          profiled = true;
+          std::fprintf(stderr, "ember-train: profiled steps %lld to %lld; Chrome trace in %s\n%s",
+                       static_cast<long long>(r.first_step() + 1),
+                       static_cast<long long>(r.first_step() + r.num_steps()), c.profile.c_str(),
+                       r.table(profiler::SortBy::self_time, 20).c_str());
+        });
+    prof->start();
+  }
+  auto end_profile = [&] {
+    if (!prof || !prof->running()) return;
+    (void)prof->stop();
+    if (!profiled)
+      std::fprintf(stderr,
+                   "ember-train: --profile: the run ended after %lld steps, before the profiled "
+                   "ones (steps 7 to %lld); no trace written\n",
+                   static_cast<long long>(prof->step_num()),
+                   static_cast<long long>(6 + c.profile_steps));
+  };
+
   ProgressBar bar(/*quiet=*/!ds.is_main());
   model->train();
   while (train_loader.epoch() < c.epochs) {
@@ -659,6 +702,7 @@ int run(Config c) {
       scaler.update();
       if (sched.per_batch) sched.scheduler->step();
       ++step;
+      if (prof) prof->step();
 
       const int64_t n = target.size(0);
       {
@@ -678,6 +722,7 @@ int run(Config c) {
     epoch_seconds += seconds;
     train_seconds += seconds;
     if (stopped) {
+      end_profile();
       bar.finish();
       sum_epoch_over_ranks();
       if (!last_path.empty() && ds.is_main()) save(last_path);
@@ -724,6 +769,7 @@ int run(Config c) {
     }
   }
 
+  end_profile();
   metrics.close();
   const double total_seconds = std::chrono::duration<double>(Clock::now() - wall_start).count();
   std::ostringstream json;
@@ -755,7 +801,7 @@ int run(Config c) {
 struct NumberArgs {
   std::string epochs = "3", batch_size = "64", lr, weight_decay, lr_step, lr_gamma = "0.1",
               warmup_steps, threads, seed = "0", num_workers = "0", train_subset, stop_after,
-              dist_timeout = "300";
+              dist_timeout = "300", profile_steps = "10";
 };
 
 void parse_numbers(const NumberArgs& a, Config& c) {
@@ -776,6 +822,7 @@ void parse_numbers(const NumberArgs& a, Config& c) {
   if (!a.train_subset.empty()) c.train_subset = parse_int("--train-subset", a.train_subset, 1);
   if (!a.stop_after.empty()) c.stop_after = parse_int("--stop-after", a.stop_after, 1);
   c.dist_timeout = parse_int("--dist-timeout", a.dist_timeout, 1, 86400);
+  c.profile_steps = parse_int("--profile-steps", a.profile_steps, 1, 100000);
 }
 
 // The setup before the first try only throws on a programming error (a malformed option),
@@ -838,6 +885,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--stop-after", n.stop_after,
                  "stop after this many steps in all, as if interrupted (saves last.safetensors)");
+  app.add_option("--profile", c.profile,
+                 "profile steps 7 to 6 + --profile-steps: a Chrome trace to this file, the table "
+                 "to stderr");
+  app.add_option("--profile-steps", n.profile_steps, "steps the profiler records, 1 to 100000")
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

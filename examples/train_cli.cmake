@@ -7,6 +7,8 @@
 #     found before the first epoch;
 #   - --resume with another model or optimizer names the setting; a damaged metrics CSV names
 #     the file and the line; an empty training set says so;
+#   - --profile writes a Chrome trace of the recorded steps and prints the table; a trace that
+#     cannot be written is an error naming it; a run too short to reach the steps says so;
 #   - with stderr not a terminal, progress lines appear during an epoch, and "evaluating".
 # Usage: cmake -DTRAIN=path/to/ember-train -DWORK_DIR=scratch -P train_cli.cmake
 # (Fashion-MNIST from the default root, as the ember_train_e2e test.)
@@ -126,6 +128,35 @@ foreach(f t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz)
 endforeach()
 expect(1 "the training set is empty: the Fashion-MNIST files in .*/empty_data hold no training images"
        --model mlp --threads 1 --data-dir "${empty}")
+
+# ---- --profile: a Chrome trace of steps 7 to 9, the table on stderr -----------------------------
+expect(2 "--profile-steps must be an integer from 1 to 100000, got '0'" ${tiny} --profile-steps 0)
+set(trace "${WORK_DIR}/trace.json")
+train(--model mlp --epochs 1 --train-subset 160 --batch-size 16 --threads 1 --profile "${trace}"
+      --profile-steps 3)
+if(NOT rc EQUAL 0 OR NOT err MATCHES "profiled steps 7 to 9; Chrome trace in .*trace.json"
+   OR NOT err MATCHES "Self host time total" OR NOT EXISTS "${trace}")
+  message(FATAL_ERROR "--profile: expected a trace and the table, got ${rc}:\n${err}")
+endif()
+file(READ "${trace}" trace_text)
+string(JSON n_events LENGTH "${trace_text}" traceEvents)
+foreach(name "ProfilerStep#6" "ProfilerStep#8" "linear" "LinearBackward" "cpu::batched_gemm"
+             "DataLoader.next" "Optimizer.step#Adam" "cross_entropy_loss")
+  string(FIND "${trace_text}" "\"name\": \"${name}\"" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "--profile: no '${name}' event among the ${n_events} of ${trace}")
+  endif()
+endforeach()
+string(FIND "${trace_text}" "ProfilerStep#5\"" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "--profile: the warm-up step is in the trace")
+endif()
+# A trace that cannot be written ends the run with an error naming it; a run too short says so.
+expect(1 "profiler: export_chrome_trace: .*/no_dir/trace.json: cannot create the temporary file"
+       --model mlp --epochs 1 --train-subset 160 --batch-size 16 --threads 1
+       --profile "${WORK_DIR}/no_dir/trace.json" --profile-steps 3)
+expect(0 "--profile: the run ended after 2 steps, before the profiled ones \\(steps 7 to 16\\); no trace written"
+       ${tiny} --profile "${WORK_DIR}/short.json")
 
 # ---- progress when stderr is not a terminal ----------------------------------------------------
 train(--model mlp --epochs 1 --train-subset 640 --threads 1)

@@ -6,6 +6,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops/copy.h"
 #include "core/ops/factory.h"
+#include "core/record_function.h"
 
 namespace ember::optim {
 
@@ -114,6 +115,7 @@ void Optimizer::add_param_group(ParamGroup group) {
 }
 
 void Optimizer::zero_grad(bool set_to_none) {
+  profiler::RecordFunction range(zero_grad_range_);
   autograd::NoGradGuard no_grad;
   for (const ParamGroup& group : groups_) {
     for (const Tensor& p : group.params) {
@@ -130,6 +132,7 @@ void Optimizer::zero_grad(bool set_to_none) {
 }
 
 void Optimizer::step() {
+  profiler::RecordFunction range(step_range_);
   autograd::NoGradGuard no_grad;
   try {
     update_all();

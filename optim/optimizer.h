@@ -170,7 +170,10 @@ class Optimizer {
 
  protected:
   Optimizer(std::string name, GroupOptions defaults)
-      : name_(std::move(name)), defaults_(std::move(defaults)) {}
+      : name_(std::move(name)),
+        step_range_("Optimizer.step#" + name_),
+        zero_grad_range_("Optimizer.zero_grad#" + name_),
+        defaults_(std::move(defaults)) {}
 
   // For constructors: at least one parameter, then add_param_group for each group.
   void add_param_groups(std::vector<ParamGroup> groups);
@@ -213,6 +216,8 @@ class Optimizer {
   std::pair<size_t, size_t> locate(const Tensor& param) const;
 
   std::string name_;
+  // The profiler's names for step() and zero_grad() ("Optimizer.step#Adam", as torch's).
+  std::string step_range_, zero_grad_range_;
   GroupOptions defaults_;
   std::vector<ParamGroup> groups_;
   std::vector<std::vector<ParamState>> state_;  // state_[g][j]: groups_[g].params[j]

@@ -6,9 +6,7 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -16,6 +14,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/atomic_file.h"
 #include "core/ops/factory.h"
 
 // The format is little-endian and ember copies bytes straight in and out of tensors.
@@ -467,20 +466,6 @@ bool pread_all(int fd, void* dst, size_t n, uint64_t offset, const std::string& 
   return true;
 }
 
-// Writes all n bytes; returns 0, or the errno of the failure.
-int write_all(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    ssize_t put = ::write(fd, p, n);
-    if (put < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    p += put;
-    n -= static_cast<size_t>(put);
-  }
-  return 0;
-}
-
 // Closes a descriptor on scope exit.
 struct FdGuard {
   int fd = -1;
@@ -650,52 +635,13 @@ void save_file(const TensorDict& tensors, const std::string& path,
   // Everything that can fail on the tensors fails here, before the file system is touched.
   const Prepared p = prepare(tensors, metadata, checksums);
 
-  // A temporary file in the target's directory, so that rename() replaces the target atomically.
-  static std::atomic<uint64_t> counter{0};
-  const uint64_t salt =
-      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  std::string tmp;
-  FdGuard fd;
-  for (int attempt = 0; fd.fd < 0; ++attempt) {
-    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++) + "." +
-          std::to_string(salt % 1000000);
-    fd.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd.fd < 0 && (errno != EEXIST || attempt >= 100))
-      fail(path, "cannot create the temporary file '", tmp, "': ", errno_str(errno));
-  }
-
-  // From here on, any failure removes the temporary file.
-  auto abandon = [&](const char* step, int err) {
-    if (fd.fd >= 0) ::close(fd.fd);
-    fd.fd = -1;
-    ::unlink(tmp.c_str());
-    fail(path, step, " '", tmp, "' failed: ", errno_str(err));
-  };
-  // Overwriting keeps the old file's permissions, as writing into it would.
-  struct stat old;
-  if (::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode) &&
-      ::fchmod(fd.fd, old.st_mode & 07777) != 0)
-    abandon("setting the permissions of", errno);
-  // The tensors' bytes go straight from their storage to the file: no copy of the whole file.
-  int err = write_all(fd.fd, p.head.data(), p.head.size());
-  for (size_t i = 0; i < p.rows.size() && err == 0; ++i)
-    if (p.rows[i].numel() > 0)
-      err = write_all(fd.fd, static_cast<const char*>(p.rows[i].data_ptr()), p.rows[i].nbytes());
-  if (err != 0) abandon("writing", err);
-  if (::fsync(fd.fd) != 0) abandon("syncing", errno);
-  int closed = ::close(fd.fd);
-  fd.fd = -1;
-  if (closed != 0) abandon("closing", errno);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) abandon("renaming onto the target", errno);
-
-  // Make the rename itself durable.
-  size_t slash = path.find_last_of('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  FdGuard dfd{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  if (dfd.fd < 0)
-    fail(path, "cannot open its directory '", dir, "' to sync it: ", errno_str(errno));
-  if (::fsync(dfd.fd) != 0 && errno != EINVAL)
-    fail(path, "syncing its directory '", dir, "' failed: ", errno_str(errno));
+  // Written atomically (core/atomic_file.h); the tensors' bytes go straight from their storage
+  // to the file: no copy of the whole file.
+  AtomicFile file("safetensors", path);
+  file.write(p.head.data(), p.head.size());
+  for (const Tensor& row : p.rows)
+    if (row.numel() > 0) file.write(row.data_ptr(), row.nbytes());
+  file.commit();
 }
 
 const Tensor& get(const File& file, const std::string& name) {

@@ -31,6 +31,7 @@
 #endif
 
 #include "core/error.h"
+#include "core/profiler.h"
 #include "core/stream.h"
 #include "kernels/cuda/runtime.h"
 
@@ -74,6 +75,7 @@ void launch_kernel(const char* name, void (*kernel)(Params...), dim3 grid, dim3 
   EMBER_INTERNAL_ASSERT(stream.device().is_cuda(), name, ": launched on ", stream);
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;  // an empty launch does nothing
   NativeStream native = native_stream(stream);
+  profiler::DeviceKernelTimer timer(name, stream);  // Note [What the profiler records]
 #if defined(EMBER_CUDA_SIM)
   try {
     sim::launch({name, grid, block, shared_bytes, static_cast<sim::Stream*>(native)}, kernel,
@@ -101,6 +103,7 @@ void launch_kernel(const char* name, void (*kernel)(Params...), dim3 grid, dim3 
   }
   note_launch(native, name);
 #endif
+  timer.finish();
   if (launch_blocking()) stream_synchronize(native, name);
 }
 

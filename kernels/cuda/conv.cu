@@ -360,6 +360,7 @@ bool choose_cudnn(const char* pass, DType dtype, int64_t N, int64_t C, int64_t O
   const bool use = cudnn_ms < ember_ms;
   std::fprintf(stderr, "ember conv auto: %s -> %s (ember %.4f ms, cudnn %.4f ms)\n",
                key.str().c_str(), use ? "cudnn" : "ember", ember_ms, cudnn_ms);
+  profiler::mark("conv autotune: " + key.str() + " -> " + (use ? "cudnn" : "ember"));
   std::lock_guard<std::mutex> lock(mu);
   cache[key.str()] = use;
   return use;

@@ -198,6 +198,7 @@ std::string autotune(const std::string& key, const Tensor& out, const Tensor& a,
   ember::cuda::detail::record_gemm_choice({key, best, best_ms});
   std::fprintf(stderr, "ember: EMBER_GEMM=auto: %s -> %s (%s)\n", key.c_str(), best.c_str(),
                report.c_str());
+  profiler::mark("gemm autotune: " + key + " -> " + best);
   return best;
 }
 

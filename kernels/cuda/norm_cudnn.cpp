@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/norm_backend.h"
+#include "core/profiler.h"
 #include "kernels/cuda/cudnn_common.h"
 #include "kernels/cuda/runtime.h"
 
@@ -78,6 +79,7 @@ bool choose_norm_cudnn(const char* op, const std::function<std::string()>& key_o
   const bool use = cudnn_ms < ember_ms;
   std::fprintf(stderr, "ember norm auto: %s -> %s (ember %.4f ms, cudnn %.4f ms)\n", key.c_str(),
                use ? "cudnn" : "ember", ember_ms, cudnn_ms);
+  profiler::mark("norm autotune: " + key + " -> " + (use ? "cudnn" : "ember"));
   std::lock_guard<std::mutex> lock(mu);
   cache[key] = use;
   return use;
