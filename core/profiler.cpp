@@ -61,37 +61,53 @@ Session& session() {
 // The generation of the running session, or of the last one.
 std::atomic<uint32_t> g_generation{0};
 
-thread_local std::shared_ptr<ThreadBuffer> t_buffer;
+// Note [Recording while a thread exits]
+// A thread's buffer is held by a thread_local, destroyed when the thread exits, and other
+// thread_locals destroyed after it may still free tensors (the autocast weight cache), which
+// records a memory event. So the holder's destructor sets a flag that is trivially destructible
+// (readable until the thread is gone), and a thread that is exiting records nothing.
+thread_local bool t_exiting = false;
+struct BufferHolder {
+  std::shared_ptr<ThreadBuffer> buffer;
+  ~BufferHolder() { t_exiting = true; }
+};
+thread_local BufferHolder t_holder;
 
-// The calling thread's buffer for the running session, made and listed on first use.
-ThreadBuffer& buffer() {
-  Session& s = session();
+// The calling thread's buffer for the running session, made and listed on first use; null
+// while the thread exits.
+ThreadBuffer* buffer() {
+  if (t_exiting) return nullptr;
+  std::shared_ptr<ThreadBuffer>& mine = t_holder.buffer;
   const uint32_t gen = g_generation.load(std::memory_order_acquire);
-  if (!t_buffer || t_buffer->generation != gen) {
+  if (!mine || mine->generation != gen) {
+    Session& s = session();
     auto fresh = std::make_shared<ThreadBuffer>();
     fresh->generation = gen;
     std::lock_guard<std::mutex> lock(s.mutex);
     fresh->thread = static_cast<int>(s.buffers.size());
     // A session that ended (and maybe another began) since `gen` was read: record nowhere.
     if (g_generation.load(std::memory_order_relaxed) == gen) s.buffers.push_back(fresh);
-    t_buffer = std::move(fresh);
+    mine = std::move(fresh);
   }
-  return *t_buffer;
+  return mine.get();
 }
 
 // The calling thread's buffer if it has one for the session of `generation`.
 ThreadBuffer* buffer_of(uint32_t generation) {
-  return t_buffer && t_buffer->generation == generation ? t_buffer.get() : nullptr;
+  if (t_exiting) return nullptr;
+  const std::shared_ptr<ThreadBuffer>& mine = t_holder.buffer;
+  return mine && mine->generation == generation ? mine.get() : nullptr;
 }
 
 Handle push_range(RawEvent e) {
-  ThreadBuffer& b = buffer();
-  std::lock_guard<std::mutex> lock(b.mutex);
-  e.parent = b.open;
+  ThreadBuffer* b = buffer();
+  if (b == nullptr) return {};
+  std::lock_guard<std::mutex> lock(b->mutex);
+  e.parent = b->open;
   e.start_ns = now_ns();
-  b.events.push_back(std::move(e));
-  b.open = static_cast<int32_t>(b.events.size() - 1);
-  return {b.generation, b.open};
+  b->events.push_back(std::move(e));
+  b->open = static_cast<int32_t>(b->events.size() - 1);
+  return {b->generation, b->open};
 }
 
 }  // namespace
@@ -148,11 +164,12 @@ void set_sequence_nr(Handle h, uint64_t sequence_nr) {
 namespace {
 
 void push_instant(RawEvent e) {
-  ThreadBuffer& b = buffer();
-  std::lock_guard<std::mutex> lock(b.mutex);
-  e.parent = b.open;
+  ThreadBuffer* b = buffer();
+  if (b == nullptr) return;
+  std::lock_guard<std::mutex> lock(b->mutex);
+  e.parent = b->open;
   e.start_ns = e.end_ns = now_ns();
-  b.events.push_back(std::move(e));
+  b->events.push_back(std::move(e));
 }
 
 }  // namespace
@@ -185,10 +202,11 @@ void* device_begin(const char* name, const Stream& stream) {
 void device_end(void* state) {
   std::unique_ptr<DeviceRecord> r(static_cast<DeviceRecord*>(state));
   r->end.record(r->stream);
-  ThreadBuffer& b = buffer();
-  std::lock_guard<std::mutex> lock(b.mutex);
-  r->parent = b.open;
-  b.device.push_back(std::move(r));
+  ThreadBuffer* b = buffer();
+  if (b == nullptr) return;
+  std::lock_guard<std::mutex> lock(b->mutex);
+  r->parent = b->open;
+  b->device.push_back(std::move(r));
 }
 
 void device_abandon(void* state) noexcept { delete static_cast<DeviceRecord*>(state); }
@@ -271,6 +289,8 @@ const char* category_name(Category c) {
       return "kernel";
     case Category::device:
       return "device";
+    case Category::module:
+      return "module";
     case Category::user:
       return "user";
     case Category::mark:

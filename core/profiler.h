@@ -27,6 +27,8 @@
 //   launch (kernels/cuda/common.cuh's launch_kernel), charged to the host range that launched it
 //   (its "device time"). The times come from the device's clock, aligned to the host's at start().
 //   On the simulator they are the simulator's, which never stand for GPU speed.
+// - module: each nn::Module called through operator() ("nn.Linear", "nn.Sequential"): the ops
+//   of a layer's forward are its children.
 // - user: ranges named by code (core/record_function.h): "DataLoader.next" (the training loop
 //   waiting for a batch: a data-bound loop shows it), "DataLoader.fetch" (on the thread that
 //   loads), "Optimizer.step", "ddp.bucket" (a bucket's communication), "ProfilerStep#N".

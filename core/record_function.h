@@ -43,6 +43,7 @@ enum class Category : uint8_t {
   backward,  // a backward node run by the engine: "MulBackward"
   kernel,    // a kernel called through a dispatch stub, on the host: "cpu::add"
   device,    // a CUDA kernel on the device, timed by events: "vectorized_kernel<AddOp>"
+  module,    // an nn::Module's forward through operator(): "nn.Linear"
   user,      // a range named by the caller: "DataLoader.next", "ProfilerStep#3"
   mark,      // an instant: an autotuner's choice
   memory,    // an allocation (bytes > 0) or a free (bytes < 0) of tensor storage

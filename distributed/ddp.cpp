@@ -471,7 +471,7 @@ void DistributedDataParallel::pre_forward() {
 
 Tensor DistributedDataParallel::forward(const Tensor& input) {
   pre_forward();
-  return module_->forward(input);
+  return (*module_)(input);
 }
 
 std::vector<std::vector<std::string>> DistributedDataParallel::bucket_parameter_names() const {

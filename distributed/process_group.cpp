@@ -43,7 +43,7 @@ const char* profiler_name(OpKind op, const char* backend) {
                                      "nccl:reduce_scatter", "nccl:barrier"};
   const int i = static_cast<int>(op);
   if (i < 0 || i > static_cast<int>(OpKind::Barrier)) return "collective";
-  return std::string(backend) == "nccl" ? nccl[i] : gloo[i];
+  return std::strcmp(backend, "nccl") == 0 ? nccl[i] : gloo[i];
 }
 
 std::string describe(const Fingerprint& f) {

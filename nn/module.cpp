@@ -11,6 +11,11 @@
 
 namespace ember::nn {
 
+Tensor Module::forward_recorded(const Tensor& input) {
+  profiler::RecordFunction range("nn." + type_name_, profiler::Category::module);
+  return forward(input);
+}
+
 void Module::check_new_name(const std::string& name, const char* what) const {
   EMBER_CHECK(!name.empty() && name.find('.') == std::string::npos, type_name_, ": ", what,
               " name \"", name, "\" must be non-empty and contain no '.'");

@@ -27,6 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/macros.h"
+#include "core/record_function.h"
 #include "core/tensor.h"
 #include "core/tensor_dict.h"
 
@@ -99,7 +101,11 @@ class Module : public std::enable_shared_from_this<Module> {
   // (several inputs, several outputs) define their own forward and leave this one, which
   // throws an error naming the module.
   virtual Tensor forward(const Tensor& input);
-  Tensor operator()(const Tensor& input) { return forward(input); }
+  // Runs forward(); while a profiler records, inside a range "nn.<type_name>" (core/profiler.h).
+  Tensor operator()(const Tensor& input) {
+    if (EMBER_UNLIKELY(profiler::enabled())) return forward_recorded(input);
+    return forward(input);
+  }
 
   // One line describing this module's own settings, e.g. "in_features=4, out_features=2".
   virtual std::string extra_repr() const { return ""; }
@@ -123,6 +129,7 @@ class Module : public std::enable_shared_from_this<Module> {
   void print(std::ostream& os, int indent) const;
   friend std::ostream& operator<<(std::ostream& os, const Module& m);
 
+  Tensor forward_recorded(const Tensor& input);
   std::string type_name_;
   bool training_ = true;
   std::vector<Entry> parameters_, buffers_;

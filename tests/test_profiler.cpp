@@ -115,6 +115,30 @@ TEST_CASE("profiler: ops, their kernels and their backward nodes nest, and self 
   CHECK(r.wall_us() > 0);
 }
 
+TEST_CASE("profiler: a module's forward is a range holding its ops", "[profiler]") {
+  manual_seed(4);
+  auto net = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Linear>(6, 5), std::make_shared<nn::ReLU>()});
+  Tensor x = randn({3, 6});
+  profiler::Profiler prof;
+  prof.start();
+  Tensor y = (*net)(x);
+  profiler::Result r = prof.stop();
+  check_tree(r);
+  const auto seq = find(r, "nn.Sequential", Category::module);
+  const auto lin = find(r, "nn.Linear", Category::module);
+  const auto relu = find(r, "nn.ReLU", Category::module);
+  REQUIRE(seq.size() == 1);
+  REQUIRE(lin.size() == 1);
+  REQUIRE(relu.size() == 1);
+  CHECK(r.events()[lin[0]].parent == static_cast<int64_t>(seq[0]));
+  CHECK(r.events()[relu[0]].parent == static_cast<int64_t>(seq[0]));
+  const auto linear = find(r, "linear", Category::op);
+  REQUIRE(linear.size() == 1);
+  CHECK(r.events()[linear[0]].parent == static_cast<int64_t>(lin[0]));
+  CHECK_THAT(r.table(), Contains("module"));
+}
+
 TEST_CASE("profiler: a range's self time excludes its children", "[profiler]") {
   using namespace std::chrono_literals;
   profiler::Profiler prof;

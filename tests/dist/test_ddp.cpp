@@ -7,7 +7,9 @@
 #include "core/generator.h"
 #include "core/ops/factory.h"
 #include "core/ops/random.h"
+#include "core/profiler.h"
 #include "distributed/ddp.h"
+#include "distributed/hash_store.h"
 #include "group_util.h"
 #include "nn/activation.h"
 #include "nn/container.h"
@@ -248,4 +250,50 @@ TEST_CASE("ddp: buckets follow reverse registration order and launch during back
   auto r = dist_test::run_group_workers("ddp_buckets_overlap", 2);
   INFO(dist_test::describe(r));
   CHECK(dist_test::all_ok(r));
+}
+
+// One rank in this process: the profiler sees each bucket's launch during backward, the wait at
+// its end, and the allreduce on the Gloo group's own thread.
+TEST_CASE("ddp: a profiled backward shows the bucket launches, the waits and the allreduces",
+          "[dist][ddp]") {
+  using namespace std::chrono_literals;
+  auto store = std::make_shared<dist::HashStore>(20s);
+  dist::GlooOptions o;
+  o.hostname = "127.0.0.1";
+  o.timeout = 20s;
+  o.rendezvous_timeout = 20s;
+  auto group = dist::ProcessGroupGloo::create(store, 0, 1, o);
+  dist::DDPOptions opt;
+  opt.bucket_cap_mb = 0.0001;  // one bucket per parameter
+  opt.first_bucket_cap_mb = 0.0001;
+  dist::DistributedDataParallel ddp(make_net(3), group, opt);
+  const Batch b = full_batch(0);
+  profiler::Profiler prof;
+  prof.start();
+  mse(ddp.forward(b.x), b.y).backward();
+  const profiler::Result r = prof.stop();
+  size_t launches = 0, waits = 0, allreduces = 0, in_backward = 0;
+  int main_thread = -1;
+  for (const profiler::FunctionEvent& e : r.events()) {
+    if (e.name == "ddp.launch_bucket") {
+      ++launches;
+      main_thread = e.thread;
+      // Launched from a gradient hook, inside the backward pass.
+      for (int64_t p = e.parent; p >= 0; p = r.events()[static_cast<size_t>(p)].parent)
+        if (r.events()[static_cast<size_t>(p)].category == profiler::Category::backward) {
+          ++in_backward;
+          break;
+        }
+    }
+    if (e.name == "ddp.wait_bucket") ++waits;
+  }
+  for (const profiler::FunctionEvent& e : r.events())
+    if (e.name == "gloo:allreduce") {
+      ++allreduces;
+      CHECK(e.thread != main_thread);
+    }
+  CHECK(launches >= 2);  // tiny buckets: more than one
+  CHECK(waits == launches);
+  CHECK(allreduces >= launches);
+  CHECK(in_backward + 1 >= launches);  // the last may be launched by the end-of-backward callback
 }
