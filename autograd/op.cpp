@@ -63,6 +63,7 @@ Op::Op(const char* name, const std::vector<Tensor>& inputs)
     : name_(name), range_(name, profiler::Category::op) {
   if (EMBER_UNLIKELY(range_.active())) {
     std::vector<const Tensor*> pointers;
+    pointers.reserve(inputs.size());
     for (const Tensor& t : inputs) pointers.push_back(&t);
     range_.set_shapes(pointers.data(), pointers.size());
   }

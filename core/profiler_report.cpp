@@ -274,6 +274,7 @@ std::string Result::table(SortBy sort, size_t row_limit, bool group_by_shapes) c
     }
   };
   std::vector<std::string> titles;
+  titles.reserve(cols.size());
   for (const Column& c : cols) titles.push_back(c.title);
   line();
   row(titles);

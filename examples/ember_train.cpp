@@ -661,22 +661,22 @@ int run(Config c) {
         popt, psched, [&c, &profiled](const profiler::Result& r) {
           r.export_chrome_trace(c.profile);
           profiled = true;
+          const int64_t first = r.first_step() + 1, last = r.first_step() + r.num_steps();
           std::fprintf(stderr, "ember-train: profiled steps %lld to %lld; Chrome trace in %s\n%s",
-                       static_cast<long long>(r.first_step() + 1),
-                       static_cast<long long>(r.first_step() + r.num_steps()), c.profile.c_str(),
-                       r.table(profiler::SortBy::self_time, 20).c_str());
+                       static_cast<long long>(first), static_cast<long long>(last),
+                       c.profile.c_str(), r.table(profiler::SortBy::self_time, 20).c_str());
         });
     prof->start();
   }
   auto end_profile = [&] {
     if (!prof || !prof->running()) return;
     (void)prof->stop();
+    const int64_t last_profiled = 6 + c.profile_steps;
     if (!profiled)
       std::fprintf(stderr,
                    "ember-train: --profile: the run ended after %lld steps, before the profiled "
                    "ones (steps 7 to %lld); no trace written\n",
-                   static_cast<long long>(prof->step_num()),
-                   static_cast<long long>(6 + c.profile_steps));
+                   static_cast<long long>(prof->step_num()), static_cast<long long>(last_profiled));
   };
 
   ProgressBar bar(/*quiet=*/!ds.is_main());
