@@ -702,7 +702,6 @@ int run(Config c) {
       scaler.update();
       if (sched.per_batch) sched.scheduler->step();
       ++step;
-      if (prof) prof->step();
 
       const int64_t n = target.size(0);
       {
@@ -713,6 +712,7 @@ int run(Config c) {
       epoch_seen += n;
       bar.update(train_loader.state().batches_done, n,
                  epoch_loss_sum / static_cast<double>(epoch_seen));
+      if (prof) prof->step();  // the end of the step: its bookkeeping is in its range
       if (g_stop_requested || (c.stop_after > 0 && step >= c.stop_after)) {
         stopped = true;
         break;
