@@ -117,6 +117,13 @@ PY
 if [ -f "$data/train-images-idx3-ubyte.gz" ]; then
   cnn_epoch none
   cnn_epoch fp16  # float16 mixed precision (autocast + GradScaler) in both frameworks
+  # The profiler on the GPU: 5 CNN steps with device times (core/profiler.h), the trace and the
+  # table by device time kept under $OUT.
+  ./build-gpu/examples/ember-train --device cuda --epochs 1 --train-subset 1280 --data-dir "$data" \
+    --profile "$OUT/cnn_trace_cuda.json" --profile-steps 5 \
+    > "$OUT/cnn_profile.json" 2> "$OUT/cnn_profile.log"
+  log "ember-train --device cuda --profile: exit $? -- $(grep -m1 'profiled steps' "$OUT/cnn_profile.log")"
+  grep -A 26 'profiled steps' "$OUT/cnn_profile.log" | tee -a "$OUT/summary.txt"
 else
   log "Fashion-MNIST not found in $data (set EMBER_FASHION_MNIST): the CNN epoch is skipped"
 fi

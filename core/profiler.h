@@ -133,6 +133,11 @@ class Result {
   // (0: all), with the totals below it.
   std::string table(SortBy sort = SortBy::self_time, size_t row_limit = 20,
                     bool group_by_shapes = false) const;
+  // The ranges as an indented tree, thread by thread, in the order they began: each line its
+  // name, kind, duration and (when recorded) shapes. At most max_lines lines (0: all), ranges
+  // deeper than max_depth left out. Reads like a call stack of the step: the forward's ops under
+  // their modules, then the backward nodes with the ops of their formulas.
+  std::string tree(size_t max_lines = 200, int max_depth = 16) const;
   // The Chrome trace event format (chrome://tracing, ui.perfetto.dev): one track per thread and
   // per device stream, arrows from ops to their backward nodes, a memory counter per device.
   std::string chrome_trace() const;

@@ -308,6 +308,34 @@ std::string Result::table(SortBy sort, size_t row_limit, bool group_by_shapes) c
   return os.str();
 }
 
+std::string Result::tree(size_t max_lines, int max_depth) const {
+  std::ostringstream os;
+  size_t lines = 0, left_out = 0;
+  int thread = -1;
+  for (const FunctionEvent& e : events_) {
+    if (!detail::is_range(e.category) || e.category == Category::device || e.depth > max_depth)
+      continue;
+    if (max_lines > 0 && lines == max_lines) {
+      ++left_out;
+      continue;
+    }
+    if (e.thread != thread) {
+      thread = e.thread;
+      os << "thread " << thread << ":\n";
+      ++lines;
+    }
+    os << std::string(2 * static_cast<size_t>(e.depth + 1), ' ') << e.name << "  ["
+       << category_name(e.category) << "] " << format_time(e.duration_us);
+    if (e.device_us > 0) os << " (device " << format_time(e.device_us) << ")";
+    if (!e.shapes.empty()) os << " " << e.shapes;
+    if (e.unfinished) os << " (unfinished)";
+    os << "\n";
+    ++lines;
+  }
+  if (left_out > 0) os << "(" << left_out << " more ranges)\n";
+  return os.str();
+}
+
 std::string Result::chrome_trace() const {
   std::ostringstream os;
   bool first = true;

@@ -40,9 +40,9 @@
 // Profiling (--profile trace.json [--profile-steps N]): the first five steps pay one-time costs
 // and are skipped, the sixth is a warm-up, and steps 7 to 6 + N (N = 10 by default) run under
 // the profiler (core/profiler.h) with input shapes and memory. The Chrome trace goes to the file
-// (written atomically) and the table of the heaviest ops by self time to stderr. A data-parallel
-// job profiles its main rank. A run that ends during the recorded steps hands on what it
-// recorded; one that ends before them says so.
+// (written atomically) and the table of the heaviest ops by self time (on cuda: by device time)
+// to stderr. A data-parallel job profiles its main rank. A run that ends during the recorded
+// steps hands on what it recorded; one that ends before them says so.
 //
 // Data parallelism: started by a launcher as one rank of several (ember-run --nproc-per-node 2
 // ember-train ..., torchrun, srun, mpirun), it trains through DistributedDataParallel over Gloo
@@ -658,13 +658,17 @@ int run(Config c) {
     psched.active = c.profile_steps;
     psched.repeat = 1;
     prof = std::make_unique<profiler::Profiler>(
-        popt, psched, [&c, &profiled](const profiler::Result& r) {
+        popt, psched, [&c, &profiled, device](const profiler::Result& r) {
           r.export_chrome_trace(c.profile);
           profiled = true;
           const int64_t first = r.first_step() + 1, last = r.first_step() + r.num_steps();
           std::fprintf(stderr, "ember-train: profiled steps %lld to %lld; Chrome trace in %s\n%s",
                        static_cast<long long>(first), static_cast<long long>(last),
-                       c.profile.c_str(), r.table(profiler::SortBy::self_time, 20).c_str());
+                       c.profile.c_str(),
+                       r.table(device.is_cuda() ? profiler::SortBy::device_time
+                                                : profiler::SortBy::self_time,
+                               20)
+                           .c_str());
         });
     prof->start();
   }

@@ -6,7 +6,8 @@
 # Checks: B ends with A's training loss within float32 tolerance (the device computes the first
 # two steps in another order of additions), so data, model, optimizer and checkpoint all moved
 # through the device and back. Without a device (a real build on a machine without a GPU) the
-# test is reported as skipped.
+# test is reported as skipped. Then a profiled run on the device (--profile) must report device
+# times.
 # Usage: cmake -DTRAIN=path/to/ember-train -DWORK_DIR=scratch -P train_cuda_e2e.cmake
 
 file(REMOVE_RECURSE "${WORK_DIR}")
@@ -40,3 +41,21 @@ if(diff LESS -2 OR diff GREATER 2)
                       "by more than 2e-4")
 endif()
 message(STATUS "train_loss: cpu ${loss_a}, cuda then cpu ${loss_b}")
+
+# The profiler on the device: 8 MLP steps on cuda:0, step 7 profiled; the table is sorted by
+# device time and the trace has a device track (pid 1), both from the kernels' event timings.
+execute_process(COMMAND "${TRAIN}" --model mlp --epochs 1 --train-subset 256 --batch-size 32
+                        --threads 2 --device cuda --stop-after 8 --profile-steps 1
+                        --profile "${WORK_DIR}/trace.json"
+                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT err MATCHES "profiled steps 7 to 7" OR NOT err MATCHES "Device total"
+   OR NOT EXISTS "${WORK_DIR}/trace.json")
+  message(FATAL_ERROR "--device cuda --profile: expected a trace and a table with device times, "
+                      "got ${rc}:\n${err}")
+endif()
+file(READ "${WORK_DIR}/trace.json" trace)
+string(FIND "${trace}" "\"cat\": \"device\", \"pid\": 1," at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "--device cuda --profile: no device events in the trace")
+endif()
+message(STATUS "--device cuda --profile: the table has device times, the trace a device track")

@@ -137,6 +137,14 @@ TEST_CASE("profiler: a module's forward is a range holding its ops", "[profiler]
   REQUIRE(linear.size() == 1);
   CHECK(r.events()[linear[0]].parent == static_cast<int64_t>(lin[0]));
   CHECK_THAT(r.table(), Contains("module"));
+  // The tree: each range indented under its parent.
+  const std::string tree = r.tree();
+  CHECK_THAT(tree, Contains("thread ") && Contains("\n  nn.Sequential  [module] ") &&
+                       Contains("\n    nn.Linear  [module] ") && Contains("\n      linear  [op] "));
+  const std::string shallow = r.tree(0, 1);
+  CHECK_THAT(shallow, Contains("nn.Linear") && !Contains("    linear"));
+  const std::string short_tree = r.tree(2);
+  CHECK_THAT(short_tree, Contains("more ranges)"));
 }
 
 TEST_CASE("profiler: a range's self time excludes its children", "[profiler]") {
