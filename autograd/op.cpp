@@ -61,19 +61,22 @@ void Op::start(const Tensor* const* inputs, size_t n) {
 
 Op::Op(const char* name, const std::vector<Tensor>& inputs)
     : name_(name), range_(name, profiler::Category::op) {
-  if (EMBER_UNLIKELY(range_.active())) {
+  // Built only when needed: a list op that records nothing allocates nothing here.
+  auto pointers_of = [&inputs] {
     std::vector<const Tensor*> pointers;
     pointers.reserve(inputs.size());
     for (const Tensor& t : inputs) pointers.push_back(&t);
+    return pointers;
+  };
+  if (EMBER_UNLIKELY(range_.active())) {
+    const std::vector<const Tensor*> pointers = pointers_of();
     range_.set_shapes(pointers.data(), pointers.size());
   }
   if (!detail::grad_mode_enabled) return;
   bool any = false;
   for (const Tensor& t : inputs) any = any || requires_grad_fast(t);
   if (!any) return;
-  std::vector<const Tensor*> pointers;
-  pointers.reserve(inputs.size());
-  for (const Tensor& t : inputs) pointers.push_back(&t);
+  const std::vector<const Tensor*> pointers = pointers_of();
   start(pointers.data(), pointers.size());
 }
 

@@ -85,13 +85,10 @@ class Op {
   explicit Op(const char* name, const Ts&... inputs)
       : name_(name), range_(name, profiler::Category::op) {
     static_assert(sizeof...(Ts) > 0, "an op records at least one tensor input");
-    if (EMBER_UNLIKELY(range_.active())) {
-      const Tensor* pointers[] = {&inputs...};
-      range_.set_shapes(pointers, sizeof...(Ts));
-    }
+    const Tensor* pointers[] = {&inputs...};
+    if (EMBER_UNLIKELY(range_.active())) range_.set_shapes(pointers, sizeof...(Ts));
     if (!detail::grad_mode_enabled) return;
     if (!(requires_grad_fast(inputs) || ...)) return;
-    const Tensor* pointers[] = {&inputs...};
     start(pointers, sizeof...(Ts));
   }
   // For ops over a list of tensors (cat, stack).
