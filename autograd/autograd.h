@@ -12,6 +12,8 @@
 // - autograd/op.h         how an op records itself (Op, OpNode); autograd/ops/*.cpp: every
 //                         differentiable op with its derivative formula
 // - autograd/saved_variable.h  tensors kept for backward, checked against version counters
+// - autograd/saved_hooks.h  pack/unpack hooks on saved tensors; SaveOnCpu
+// - autograd/checkpoint.h activation checkpointing: drop a region's activations, recompute them
 // - autograd/inplace.h    in-place ops and views: the checks, and how the graph is rebased
 // - autograd/engine.h     backward() and grad(): the iterative engine
 // - autograd/grad_mode.h  NoGradGuard, EnableGradGuard, InferenceMode
@@ -23,9 +25,11 @@
 
 #include "autograd/anomaly.h"
 #include "autograd/autocast.h"
+#include "autograd/checkpoint.h"
 #include "autograd/dot.h"
 #include "autograd/engine.h"
 #include "autograd/function.h"
 #include "autograd/grad_mode.h"
 #include "autograd/gradcheck.h"
 #include "autograd/node.h"
+#include "autograd/saved_hooks.h"

@@ -10,7 +10,13 @@ namespace ember::autograd {
 
 // ---- OpNode ----------------------------------------------------------------------------------
 
-Tensor Saved::operator[](size_t i) const { return node_.saved(i).unpack(node_); }
+Tensor Saved::operator[](size_t i) const {
+  const SavedVariable& s = node_.saved(i);
+  if (EMBER_LIKELY(!s.has_hooks())) return s.unpack(node_);
+  if (hooked_.empty()) hooked_.resize(node_.num_saved());
+  if (!hooked_[i].defined()) hooked_[i] = s.unpack(node_);
+  return hooked_[i];
+}
 bool Saved::needs_grad(size_t i) const { return node_.needs_input_grad(i); }
 
 OpNode::~OpNode() {

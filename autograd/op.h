@@ -46,12 +46,15 @@ class OpNode;
 class Saved {
  public:
   explicit Saved(const OpNode& node) : node_(node) {}
-  Tensor operator[](size_t i) const;  // unpacks (version-checked)
+  // Unpacks (version-checked). A tensor saved through hooks is unpacked once and then served
+  // from a cache that lives for this backward call (Note [Saved tensor hooks]).
+  Tensor operator[](size_t i) const;
   // Whether forward input i needs a gradient: skip computing the ones nobody needs.
   bool needs_grad(size_t i) const;
 
  private:
   const OpNode& node_;
+  mutable std::vector<Tensor> hooked_;  // empty unless a hooked tensor was read
 };
 
 using BackwardFn = std::function<Tensors(const Saved& saved, const Tensors& grads)>;
@@ -71,6 +74,7 @@ class OpNode final : public Node {
   void save(const Tensor& t, bool is_output) { saved_.emplace_back(t, is_output); }
   void set_backward(BackwardFn fn) { backward_ = std::move(fn); }
   const SavedVariable& saved(size_t i) const { return saved_.at(i); }
+  size_t num_saved() const { return saved_.size(); }
 
  private:
   const char* name_;

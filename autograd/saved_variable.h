@@ -14,8 +14,12 @@
 //
 // After a backward without retain_graph, the engine frees the saved tensors; unpacking them
 // again is the "backward through the graph a second time" error.
+//
+// Made while saved-tensor hooks are installed (autograd/saved_hooks.h), a SavedVariable keeps
+// whatever the pack hook returned instead of the tensor (Note [Saved tensor hooks]).
 
 #include <cstdint>
+#include <memory>
 
 #include "core/tensor.h"
 
@@ -36,9 +40,16 @@ class SavedVariable {
   // Node::drop_saved_history).
   void drop_history_on(const StorageImpl* storage);
   bool was_defined() const { return was_defined_; }
+  // Saved through pack/unpack hooks (Note [Saved tensor hooks]).
+  bool has_hooks() const { return packed_ != nullptr; }
 
  private:
+  struct Packed;
+  void pack(const Tensor& t);
+  Tensor unpack_hooked(const Node& owner) const;
+
   Tensor data_;
+  std::shared_ptr<Packed> packed_;  // with hooks: what pack returned, and the unpack hook
   uint32_t saved_version_ = 0;
   uint32_t output_nr_ = 0;
   bool is_output_ = false;

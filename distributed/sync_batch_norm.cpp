@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "autograd/checkpoint.h"
 #include "autograd/function.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops/shape.h"
@@ -201,7 +202,8 @@ Tensor SyncBatchNorm::forward(const Tensor& input) {
       var = var + (all[r].narrow(0, channels, channels) + d * d) * (counts[r] / total);
     }
     invstd = (var + eps).rsqrt();
-    if (track_running_stats) {
+    // A checkpointed region's rerun in backward sees the same batch again: count it once.
+    if (track_running_stats && !autograd::is_recomputing()) {
       num_batches_tracked.add_(1);
       const double f =
           momentum ? *momentum : 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>());

@@ -44,6 +44,10 @@
 // to stderr. A data-parallel job profiles its main rank. A run that ends during the recorded
 // steps hands on what it recorded; one that ends before them says so.
 //
+// Activation checkpointing (--checkpoint-segments N): the model's modules in N segments, each
+// but the last recomputed in backward instead of keeping its activations (nn/checkpoint.h); the
+// numbers are those of the plain run, bit for bit.
+//
 // Data parallelism: started by a launcher as one rank of several (ember-run --nproc-per-node 2
 // ember-train ..., torchrun, srun, mpirun), it trains through DistributedDataParallel over Gloo
 // (--device cpu) or NCCL (--device cuda), each rank on its share of the data
@@ -121,6 +125,7 @@ struct Config {
   int64_t stop_after = 0;  // 0: never
   std::string profile;     // Chrome trace of the profiled steps; empty: no profiler
   int64_t profile_steps = 10;
+  int64_t checkpoint_segments = 0;    // activation checkpointing; 0: off
   std::string dist_backend = "auto";  // examples/distributed_setup.h
   int64_t dist_timeout = 300;         // seconds
 };
@@ -537,6 +542,10 @@ int run(Config c) {
   manual_seed(c.seed);
   std::shared_ptr<nn::Sequential> model = examples::make_model(c.model);
   if (!device.is_cpu()) model->to(device);
+  const auto modules = static_cast<int64_t>(model->size());
+  if (c.checkpoint_segments > modules)
+    throw examples::UsageError("--checkpoint-segments " + std::to_string(c.checkpoint_segments) +
+                               ": the " + c.model + " has " + std::to_string(modules) + " modules");
   int64_t params = 0;
   for (const Tensor& p : model->parameters()) params += p.numel();
   std::unique_ptr<optim::Optimizer> opt = make_optimizer(c, model->parameters());
@@ -697,7 +706,14 @@ int run(Config c) {
         // Only with --amp: an open region, even a disabled one, sends every op to the casts.
         std::optional<autocast::AutocastGuard> autocast_region;
         if (amp) autocast_region.emplace(device.type, amp_dtype);
-        logits = ddp ? ddp->forward(on(b.data, device)) : (*model)(on(b.data, device));
+        const Tensor x = on(b.data, device);
+        // --checkpoint-segments: the same numbers, fewer activations kept (nn/checkpoint.h).
+        auto forward = [&] {
+          return c.checkpoint_segments > 0
+                     ? nn::checkpoint_sequential(*model, c.checkpoint_segments, x)
+                     : (*model)(x);
+        };
+        logits = ddp ? ddp->forward_with(forward) : forward();
         loss = F::cross_entropy(logits, target);
       }
       opt->zero_grad();
@@ -791,7 +807,8 @@ int run(Config c) {
        << ", \"train_examples\": " << train_set->size() << ", \"threads\": " << num_threads()
        << ", \"seed\": " << c.seed << ", \"device\": \"" << device.str() << "\", \"amp\": \""
        << c.amp << "\", \"amp_scale\": " << json_number(scaler.get_scale())
-       << ", \"skipped_steps\": " << skipped_steps << ", \"rank\": " << ds.rank()
+       << ", \"skipped_steps\": " << skipped_steps
+       << ", \"checkpoint_segments\": " << c.checkpoint_segments << ", \"rank\": " << ds.rank()
        << ", \"world_size\": " << ds.world_size()
        << ", \"peak_rss_mb\": " << json_number(peak_rss_mb()) << "}";
   examples::write_stdout_line(json.str());
@@ -805,7 +822,7 @@ int run(Config c) {
 struct NumberArgs {
   std::string epochs = "3", batch_size = "64", lr, weight_decay, lr_step, lr_gamma = "0.1",
               warmup_steps, threads, seed = "0", num_workers = "0", train_subset, stop_after,
-              dist_timeout = "300", profile_steps = "10";
+              dist_timeout = "300", profile_steps = "10", checkpoint_segments = "0";
 };
 
 void parse_numbers(const NumberArgs& a, Config& c) {
@@ -827,6 +844,7 @@ void parse_numbers(const NumberArgs& a, Config& c) {
   if (!a.stop_after.empty()) c.stop_after = parse_int("--stop-after", a.stop_after, 1);
   c.dist_timeout = parse_int("--dist-timeout", a.dist_timeout, 1, 86400);
   c.profile_steps = parse_int("--profile-steps", a.profile_steps, 1, 100000);
+  c.checkpoint_segments = parse_int("--checkpoint-segments", a.checkpoint_segments, 0, 1000);
 }
 
 // The setup before the first try only throws on a programming error (a malformed option),
@@ -893,6 +911,10 @@ int main(int argc, char** argv) {
                  "profile steps 7 to 6 + --profile-steps: a Chrome trace to this file, the table "
                  "to stderr");
   app.add_option("--profile-steps", n.profile_steps, "steps the profiler records, 1 to 100000")
+      ->capture_default_str();
+  app.add_option("--checkpoint-segments", n.checkpoint_segments,
+                 "activation checkpointing: the model in N segments, all but the last "
+                 "recomputed in backward (0: off)")
       ->capture_default_str();
   try {
     app.parse(argc, argv);

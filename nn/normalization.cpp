@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "autograd/autocast.h"
+#include "autograd/checkpoint.h"
 #include "autograd/grad_mode.h"
 #include "autograd/op.h"
 #include "autograd/ops/binary.h"
@@ -293,16 +294,17 @@ Tensor fused_group_norm(const Tensor& input, int64_t groups, const Tensor& weigh
 
 namespace functional {
 
-Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
-                  const Tensor& weight, const Tensor& bias, bool training,
-                  std::optional<double> momentum, double eps, const Tensor& num_batches_tracked) {
+static Tensor batch_norm_impl(const Tensor& input, const Tensor& running_mean,
+                              const Tensor& running_var, const Tensor& weight, const Tensor& bias,
+                              bool training, std::optional<double> momentum, double eps,
+                              const Tensor& num_batches_tracked) {
   if (autocast::any_enabled()) {  // Note [Autocast op lists]
     const Tensor input2 = autocast::cast_float32(input), weight2 = autocast::cast_float32(weight),
                  bias2 = autocast::cast_float32(bias);
     if (!autocast::same(input, input2) || !autocast::same(weight, weight2) ||
         !autocast::same(bias, bias2))
-      return batch_norm(input2, running_mean, running_var, weight2, bias2, training, momentum, eps,
-                        num_batches_tracked);
+      return batch_norm_impl(input2, running_mean, running_var, weight2, bias2, training, momentum,
+                             eps, num_batches_tracked);
   }
   const char* op = "batch_norm";
   EMBER_CHECK(input.dim() >= 2, op,
@@ -390,6 +392,22 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   // invstd and weight are both (1, C, 1, ...): fold them into one scale, then one fused pass.
   Tensor scale = weight.defined() ? invstd * per_channel(weight) : invstd;
   return in_dtype(scale_shift(centred, scale, per_channel(bias)), input.dtype());
+}
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training,
+                  std::optional<double> momentum, double eps, const Tensor& num_batches_tracked) {
+  // A checkpointed region's rerun in backward (autograd/checkpoint.h) sees the same batch a
+  // second time, and the forward updated the running statistics already: the rerun updates
+  // copies (of the same dtypes and devices, so that it takes the forward's path).
+  if (training && autograd::is_recomputing() &&
+      (running_mean.defined() || num_batches_tracked.defined())) {
+    auto copy = [](const Tensor& t) { return t.defined() ? t.detach().clone() : t; };
+    return batch_norm_impl(input, copy(running_mean), copy(running_var), weight, bias, training,
+                           momentum, eps, copy(num_batches_tracked));
+  }
+  return batch_norm_impl(input, running_mean, running_var, weight, bias, training, momentum, eps,
+                         num_batches_tracked);
 }
 
 Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight,

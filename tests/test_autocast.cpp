@@ -13,12 +13,6 @@ using namespace ember;
 using namespace ember::testing;
 using Catch::Contains;
 
-namespace {
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  return abs(a.to(kFloat64) - b.to(kFloat64)).max().item<double>();
-}
-}  // namespace
-
 TEST_CASE("autocast: products run in the lower precision, reductions in float32", "[autocast]") {
   manual_seed(1);
   Tensor x = randn({8, 16}), w = randn({4, 16}).requires_grad_(), b = randn({4}).requires_grad_();
@@ -51,8 +45,8 @@ TEST_CASE("autocast: products run in the lower precision, reductions in float32"
   nn::functional::cross_entropy(linear(x, w32, b32), tensor<int64_t>({0, 1, 2, 3, 0, 1, 2, 3}))
       .backward();
   const double scale = abs(w32.grad()).max().to(kFloat64).item<double>();
-  CHECK(max_abs_diff(w.grad(), w32.grad()) < 0.05 * scale);  // bfloat16: 8 mantissa bits
-  CHECK(max_abs_diff(b.grad(), b32.grad()) < 0.05 * scale);
+  CHECK(max_difference(w.grad(), w32.grad()) < 0.05 * scale);  // bfloat16: 8 mantissa bits
+  CHECK(max_difference(b.grad(), b32.grad()) < 0.05 * scale);
 }
 
 TEST_CASE("autocast: float16 on cpu, and a region for cuda leaves cpu tensors alone",
@@ -101,7 +95,7 @@ TEST_CASE("autocast: a conv net's forward and backward on cpu in bfloat16", "[au
   loss.backward();
   REQUIRE(conv.weight.grad().dtype() == kFloat32);
   const double scale = abs(conv_grad).max().to(kFloat64).item<double>();
-  CHECK(max_abs_diff(conv.weight.grad(), conv_grad) < 0.05 * scale);
+  CHECK(max_difference(conv.weight.grad(), conv_grad) < 0.05 * scale);
 }
 
 TEST_CASE("autocast: a parameter is cast once per region (the weight cache)", "[autocast]") {
@@ -116,7 +110,7 @@ TEST_CASE("autocast: a parameter is cast once per region (the weight cache)", "[
     (y1.sum() + y2.sum()).backward();
     Tensor g1 = w.grad().clone();
     matmul(x, w).sum().backward();
-    CHECK(max_abs_diff(w.grad(), g1 * 1.5) <
+    CHECK(max_difference(w.grad(), g1 * 1.5) <
           1e-2 * (1 + abs(g1).max().to(kFloat64).item<double>()));
     // An in-place change of the parameter refreshes its cast.
     {
@@ -168,5 +162,5 @@ TEST_CASE("autocast: products on a cuda device in float16", "[autocast][cuda]") 
   nn::functional::cross_entropy(linear(x, w32), tensor<int64_t>(std::vector<int64_t>(16, 1)))
       .backward();
   const double scale = abs(w32.grad()).max().to(kFloat64).item<double>();
-  CHECK(max_abs_diff(wc.grad().cpu(), w32.grad()) < 0.01 * scale);
+  CHECK(max_difference(wc.grad().cpu(), w32.grad()) < 0.01 * scale);
 }

@@ -32,6 +32,14 @@ inline std::string printed(const nn::Module& m) {
   return os.str();
 }
 
+// The largest |a - b| over the elements, computed in float64 (any dtypes, any devices).
+inline double max_difference(const Tensor& a, const Tensor& b) {
+  return abs(a.to(kCPU).to(kFloat64) - b.to(kCPU).to(kFloat64)).max().item<double>();
+}
+
+// t * t, differentiable (ember has no square()).
+inline Tensor sq(const Tensor& t) { return t * t; }
+
 inline const double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline const double kInf = std::numeric_limits<double>::infinity();
 
