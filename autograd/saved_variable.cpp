@@ -38,6 +38,16 @@ void check_version(uint32_t now, uint32_t saved, DType dtype, const Shape& sizes
       "out-of-place form, or clone() the tensor before changing it.");
 }
 
+// A saved output with its owner re-attached as grad_fn (Note [Saved outputs]). The owner is
+// alive: it is running.
+Tensor with_owner(const Tensor& data, const Node& owner, uint32_t output_nr) {
+  Tensor t = plain_alias(data);
+  AutogradMeta& m = materialize_meta(t);
+  m.grad_fn = std::const_pointer_cast<Node>(owner.shared_from_this());
+  m.output_nr = output_nr;
+  return t;
+}
+
 }  // namespace
 
 // Note [Saved tensor hooks] (autograd/saved_hooks.h).
@@ -105,12 +115,7 @@ Tensor SavedVariable::unpack_hooked(const Node& owner) const {
                 "). Use create_graph=false, or hooks that keep the tensor itself.");
     return t;
   }
-  if (!requires_grad_) return t;
-  Tensor out = plain_alias(t);
-  AutogradMeta& m = materialize_meta(out);
-  m.grad_fn = std::const_pointer_cast<Node>(owner.shared_from_this());
-  m.output_nr = output_nr_;
-  return out;
+  return requires_grad_ ? with_owner(t, owner, output_nr_) : t;
 }
 
 Tensor SavedVariable::unpack(const Node& owner) const {
@@ -128,12 +133,7 @@ Tensor SavedVariable::unpack(const Node& owner) const {
                   is_output_, owner);
   }
   if (!is_output_ || !requires_grad_) return data_;
-  // Re-attach the owner as grad_fn (Note [Saved outputs]). The owner is alive: it is running.
-  Tensor t = plain_alias(data_);
-  AutogradMeta& m = materialize_meta(t);
-  m.grad_fn = std::const_pointer_cast<Node>(owner.shared_from_this());
-  m.output_nr = output_nr_;
-  return t;
+  return with_owner(data_, owner, output_nr_);
 }
 
 void SavedVariable::drop_history_on(const StorageImpl* storage) {
