@@ -41,4 +41,5 @@
 #include "nn/nn.h"
 #include "optim/optim.h"
 #include "serialize/checkpoint.h"
+#include "serialize/onnx.h"
 #include "serialize/safetensors.h"

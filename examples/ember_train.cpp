@@ -126,6 +126,7 @@ struct Config {
   std::string profile;     // Chrome trace of the profiled steps; empty: no profiler
   int64_t profile_steps = 10;
   int64_t checkpoint_segments = 0;    // activation checkpointing; 0: off
+  std::string export_onnx;            // the trained model as ONNX; empty: none
   std::string dist_backend = "auto";  // examples/distributed_setup.h
   int64_t dist_timeout = 300;         // seconds
 };
@@ -546,6 +547,12 @@ int run(Config c) {
   if (c.checkpoint_segments > modules)
     throw examples::UsageError("--checkpoint-segments " + std::to_string(c.checkpoint_segments) +
                                ": the " + c.model + " has " + std::to_string(modules) + " modules");
+  if (!c.export_onnx.empty()) {  // refused now rather than after the training
+    const std::filesystem::path dir = std::filesystem::path(c.export_onnx).parent_path();
+    if (!dir.empty() && !std::filesystem::is_directory(dir))
+      throw examples::UsageError("--export-onnx " + c.export_onnx + ": the directory '" +
+                                 dir.string() + "' does not exist");
+  }
   int64_t params = 0;
   for (const Tensor& p : model->parameters()) params += p.numel();
   std::unique_ptr<optim::Optimizer> opt = make_optimizer(c, model->parameters());
@@ -791,6 +798,15 @@ int run(Config c) {
 
   end_profile();
   metrics.close();
+  // The trained model for other runtimes, verified against ember's forward on test images
+  // (Note [Verify what you export] in serialize/onnx.h); the batch dim stays dynamic.
+  if (!c.export_onnx.empty() && ds.is_main()) {
+    std::vector<int64_t> first;
+    for (int64_t i = 0; i < std::min<int64_t>(8, test_set->size()); ++i) first.push_back(i);
+    onnx::export_model(*model, test_set->get_batch(first).data.to(device), c.export_onnx);
+    std::fprintf(stderr, "exported the model to %s (ONNX opset 17, verified)\n",
+                 c.export_onnx.c_str());
+  }
   const double total_seconds = std::chrono::duration<double>(Clock::now() - wall_start).count();
   std::ostringstream json;
   json << "{\"model\": \"" << c.model << "\", \"epochs\": " << c.epochs
@@ -808,8 +824,8 @@ int run(Config c) {
        << ", \"seed\": " << c.seed << ", \"device\": \"" << device.str() << "\", \"amp\": \""
        << c.amp << "\", \"amp_scale\": " << json_number(scaler.get_scale())
        << ", \"skipped_steps\": " << skipped_steps
-       << ", \"checkpoint_segments\": " << c.checkpoint_segments << ", \"rank\": " << ds.rank()
-       << ", \"world_size\": " << ds.world_size()
+       << ", \"checkpoint_segments\": " << c.checkpoint_segments << ", \"onnx\": \""
+       << c.export_onnx << "\", \"rank\": " << ds.rank() << ", \"world_size\": " << ds.world_size()
        << ", \"peak_rss_mb\": " << json_number(peak_rss_mb()) << "}";
   examples::write_stdout_line(json.str());
   return 0;
@@ -916,6 +932,9 @@ int main(int argc, char** argv) {
                  "activation checkpointing: the model in N segments, all but the last "
                  "recomputed in backward (0: off)")
       ->capture_default_str();
+  app.add_option("--export-onnx", c.export_onnx,
+                 "after training, the model as an ONNX file (opset 17, dynamic batch), verified "
+                 "against ember's forward");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

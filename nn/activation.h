@@ -70,6 +70,7 @@ class GELU : public Module {
   explicit GELU(std::string approximate = "none");
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;  // "approximate='none'"
+  const std::string& approximate() const { return approximate_; }
 
  private:
   std::string approximate_;
@@ -102,6 +103,7 @@ class Softmax : public Module {
   explicit Softmax(int64_t dim) : Module("Softmax"), dim_(dim) {}
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;  // "dim=1"
+  int64_t dim() const { return dim_; }
 
  private:
   int64_t dim_;
@@ -112,6 +114,7 @@ class LogSoftmax : public Module {
   explicit LogSoftmax(int64_t dim) : Module("LogSoftmax"), dim_(dim) {}
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;  // "dim=1"
+  int64_t dim() const { return dim_; }
 
  private:
   int64_t dim_;

@@ -3,11 +3,12 @@
 # ("bench" adds the reference libraries the benchmarks compare against; "ci" the formatter and
 # the linter that .ci/run runs). dataset-fashion-mnist
 # is the data of the main job (ember-train) and of its end-to-end test; libgloo-dev the CPU
-# collectives of distributed/, iproute2 the network namespaces of its two-host test.
+# collectives of distributed/, iproute2 the network namespaces of its two-host test, python3-onnx
+# the ONNX checker that tests/test_onnx.cpp runs on the files ember exports.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache libeigen3-dev catch2 zlib1g-dev
       nlohmann-json3-dev libfmt-dev libcli11-dev libopenblas-dev dataset-fashion-mnist
-      libgloo-dev iproute2)
+      libgloo-dev iproute2 python3-onnx)
 if [[ "${1:-}" == "bench" ]]; then pkgs+=(libtorch-dev); fi
 if [[ "${1:-}" == "ci" ]]; then pkgs+=(clang-format-14 clang-tidy-14); fi
 missing=()
