@@ -263,6 +263,8 @@ Attribute read_attribute(pb::Reader r) {
   if (type != 1 && type != 2 && type != 3 && type != 4 && type != 6 && type != 7)
     r.fail("attribute '" + a.name + "': type " + std::to_string(type) + " is not supported");
   a.type = static_cast<Attribute::Type>(type);
+  if (a.type == Attribute::Type::Tensor && !a.t.defined())
+    r.fail("attribute '" + a.name + "' is a tensor attribute without a tensor");
   return a;
 }
 

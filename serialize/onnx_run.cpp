@@ -157,8 +157,6 @@ void check_pool(const Node& n) {
   if (pads.size() == 4 && (pads[0] != pads[2] || pads[1] != pads[3]))
     node_error(n, "asymmetric pads are not supported");
   if (attr_int(n, "storage_order", 0) != 0) node_error(n, "storage_order 1 is not supported");
-  if (n.outputs.size() > 1 && !n.outputs[1].empty())
-    node_error(n, "the Indices output is not supported");
 }
 
 Tensors run_gemm(const Node& n, const Tensors& in) {
@@ -217,7 +215,6 @@ Tensors run_batch_norm(const Node& n, const Tensors& in) {
 
 void check_batch_norm(const Node& n) {
   if (attr_int(n, "training_mode", 0) != 0) node_error(n, "training_mode 1 is not supported");
-  if (n.outputs.size() > 1) node_error(n, "the running-statistics outputs are not supported");
 }
 
 Tensors run_layer_norm(const Node& n, const Tensors& in) {
@@ -345,8 +342,7 @@ const std::map<std::string, OpDef>& ops() {
       {"ConvTranspose", {2, 3, check_conv, run_conv}},
       {"Div", BINARY(in[0] / in[1])},
       {"Dropout",
-       {1, 3, check_single_output,
-        [](const Node&, const Tensors& in) -> Tensors { return {in[0]}; }}},
+       {1, 3, no_check, [](const Node&, const Tensors& in) -> Tensors { return {in[0]}; }}},
       {"Erf", UNARY(ember::erf(in[0]))},
       {"Exp", UNARY(in[0].exp())},
       {"Flatten", {1, 1, no_check, run_flatten}},
@@ -361,7 +357,7 @@ const std::map<std::string, OpDef>& ops() {
           return {ember::mean(in[0], dims, /*keepdim=*/true)};
         }}},
       {"Identity", UNARY(in[0])},
-      {"LayerNormalization", {2, 3, check_single_output, run_layer_norm}},
+      {"LayerNormalization", {2, 3, no_check, run_layer_norm}},
       {"LeakyRelu",
        {1, 1, no_check,
         [](const Node& n, const Tensors& in) -> Tensors {
@@ -480,10 +476,13 @@ Model::Model(ModelProto proto, Device device) : proto_(std::move(proto)), device
                                                       : " to " + std::to_string(def.max_inputs)) +
                         " inputs, it has " + std::to_string(given));
     for (size_t j = 0; j < given; ++j)
-      if (!n.inputs[j].empty() && !defined.count(n.inputs[j]))
+      if (n.inputs[j].empty())  // none of the operators here has an optional middle input
+        node_error(n, "input " + std::to_string(j) + " is left out");
+      else if (!defined.count(n.inputs[j]))
         node_error(
             n, "input '" + n.inputs[j] + "' is not defined before it (the graph must be sorted)");
     if (n.outputs.empty() || n.outputs[0].empty()) node_error(n, "has no output");
+    check_single_output(n);  // each operator here computes one (Dropout's mask, ... are not)
     check_attribute_types(n);
     def.check(n);
     for (const std::string& o : n.outputs)

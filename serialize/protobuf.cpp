@@ -41,7 +41,7 @@ void Writer::float32(int field, float v) {
 void Writer::bytes(int field, const void* data, size_t n) {
   key(field, kLen);
   raw_varint(n);
-  out_.append(static_cast<const char*>(data), n);
+  if (n) out_.append(static_cast<const char*>(data), n);
 }
 
 void Writer::packed_int64(int field, const std::vector<int64_t>& v) {
@@ -164,7 +164,7 @@ void Reader::append_floats(std::vector<float>& out) {
     if (n % 4) fail("packed floats of " + std::to_string(n) + " bytes");
     const size_t old = out.size();
     out.resize(old + n / 4);
-    std::memcpy(out.data() + old, at, n);
+    if (n) std::memcpy(out.data() + old, at, n);
     return;
   }
   out.push_back(as_float());

@@ -387,6 +387,28 @@ TEST_CASE("onnx Model checks its inputs and the graph before running", "[onnx]")
     if (a.name == "transB") a = onnx::Attribute::real("transB", 1);
   CHECK_THAT(error_of([&] { onnx::Model{bad_attr}; }),
              Contains("(Gemm): attribute 'transB' should be an int"));
+  // Found by tests/fuzz/onnx_fuzz.cpp: a second output no operator here computes, a left-out
+  // middle input, a tensor attribute without a tensor.
+  onnx::ModelProto outputs = p;
+  outputs.graph.nodes[2].outputs.push_back("extra");
+  CHECK_THAT(error_of([&] { onnx::Model{outputs}; }), Contains("only the first output"));
+  onnx::ModelProto middle = p;
+  middle.graph.nodes[1].inputs[1].clear();
+  CHECK_THAT(error_of([&] { onnx::Model{middle}; }), Contains("(Gemm): input 1 is left out"));
+  onnx::ModelProto constant = p;
+  onnx::Node c;
+  c.op_type = "Constant";
+  c.outputs = {"c"};
+  c.attributes.push_back(onnx::Attribute::tensor("value", ember::ones({2})));
+  constant.graph.nodes.insert(constant.graph.nodes.begin(), c);
+  std::string bytes = onnx::serialize(constant);
+  const onnx::Model with_constant(parse_bytes(bytes));  // a valid Constant node parses
+  // The attribute: name "value" (field 1), type 4 (field 20), then t (field 5, key 0x2a).
+  const size_t at = bytes.find(std::string("\x0a\x05value\xa0\x01\x04\x2a", 11));
+  REQUIRE(at != std::string::npos);
+  bytes[at + 10] = '\x7a';  // t becomes unknown field 15 (skipped): no tensor left
+  CHECK_THAT(error_of([&] { parse_bytes(bytes); }),
+             Contains("attribute 'value' is a tensor attribute without a tensor"));
   onnx::ModelProto pads = onnx::to_proto(*std::make_shared<nn::MaxPool2d>(2), randn({1, 1, 4, 4}));
   pads.graph.nodes[0].attributes.push_back(onnx::Attribute::integers("pads", {0, 0, 1, 1}));
   pads.graph.nodes[0].attributes.erase(pads.graph.nodes[0].attributes.begin() + 2);
