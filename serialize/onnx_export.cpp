@@ -344,7 +344,16 @@ void verify(const ModelProto& proto, const std::string& bytes, nn::Module& model
         ember::cat({example, example}, 0));  // a second batch size, for the dynamic dim
   for (const Tensor& x : inputs) {
     const Tensor want = model.forward(x);
-    const std::string why = mismatch(runner.run(x), want, o.rtol, o.atol);
+    const DType t = want.dtype();
+    const double rtol = o.rtol.value_or(t == kFloat64    ? 1e-7
+                                        : t == kFloat16  ? 5e-3
+                                        : t == kBFloat16 ? 3e-2
+                                                         : 1e-4);
+    const double atol = o.atol.value_or(t == kFloat64    ? 1e-9
+                                        : t == kFloat16  ? 1e-3
+                                        : t == kBFloat16 ? 1e-2
+                                                         : 1e-5);
+    const std::string why = mismatch(runner.run(x), want, rtol, atol);
     EMBER_CHECK(why.empty(), "onnx.export: verification failed: on an input of shape ", x.sizes(),
                 " the ONNX graph computes ", why, " than the model's forward (",
                 proto.graph.nodes.size(),

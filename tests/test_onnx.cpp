@@ -221,6 +221,7 @@ TEST_CASE("onnx export of other layer settings round-trips through ember's runne
       {"linear on a vector", std::make_shared<nn::Linear>(4, 3), randn({4})},
       {"linear without bias", std::make_shared<nn::Linear>(4, 3, false), randn({2, 4})},
       {"float64 model", nullptr, randn({2, 4}, TensorOptions(kFloat64))},
+      {"float16 model", nullptr, randn({2, 4}).to(kFloat16)},
   };
   for (const Case& c : cases) {
     INFO(c.what);
@@ -228,7 +229,7 @@ TEST_CASE("onnx export of other layer settings round-trips through ember's runne
     if (!model) {
       model = std::make_shared<nn::Sequential>(std::initializer_list<M>{
           std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::GELU>()});
-      model->to(kFloat64);
+      model->to(c.input.dtype());
     }
     model->eval();
     onnx::ExportOptions o;
@@ -237,7 +238,8 @@ TEST_CASE("onnx export of other layer settings round-trips through ember's runne
     const Tensor want = model->forward(c.input);
     const Tensor got = onnx::load(dir.file("m.onnx")).run(c.input);
     CHECK(got.dtype() == want.dtype());
-    check_close(got, want, 1e-6, 1e-5, c.what);
+    const bool half = c.input.dtype() == kFloat16;
+    check_close(got, want, half ? 1e-3 : 1e-6, half ? 1e-3 : 1e-5, c.what);
   }
 }
 
@@ -521,6 +523,9 @@ TEST_CASE("onnx files ember writes pass onnx.checker and a NumPy evaluation", "[
   add("avg_pool_pad", avg, randn({2, 2, 7, 7}));
   nn::Flatten flat(1, 2);
   add("flatten_middle", flat, randn({2, 3, 4, 5}));
+  nn::Sequential half({std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::GELU>()});
+  half.to(kFloat16);
+  add("half", half, randn({2, 4}).to(kFloat16));
 
   const auto [status, output] = run_onnx_check(dir);
   for (const std::string& f : written) ::unlink((dir + "/" + f).c_str());
