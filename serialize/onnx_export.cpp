@@ -424,7 +424,7 @@ std::string GraphBuilder::parameter(const std::string& local_name, const Tensor&
 }
 
 std::string GraphBuilder::constant(const Tensor& t) {
-  const std::string name = fresh("const");
+  std::string name = fresh("const");
   graph_.initializers.emplace_back(name, t.detach().to(kCPU).contiguous());
   return name;
 }

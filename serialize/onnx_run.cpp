@@ -36,11 +36,11 @@ float attr_float(const Node& n, const char* name, float def) {
   const Attribute* a = typed(n, name, Attribute::Type::Float, "a float");
   return a ? a->f : def;
 }
-Shape attr_ints(const Node& n, const char* name, Shape def) {
+Shape attr_ints(const Node& n, const char* name, const Shape& def) {
   const Attribute* a = typed(n, name, Attribute::Type::Ints, "a list of ints");
   return a ? a->ints : def;
 }
-std::string attr_string(const Node& n, const char* name, std::string def) {
+std::string attr_string(const Node& n, const char* name, const std::string& def) {
   const Attribute* a = typed(n, name, Attribute::Type::String, "a string");
   return a ? a->s : def;
 }
