@@ -234,39 +234,65 @@ void* vm_reserve(int, size_t bytes) {
   return reinterpret_cast<void*>(p);
 }
 
+// Note [One physical allocation per granule]
+// The caching allocator maps an expandable segment's growth and later unmaps its free tail
+// (CudaCachingAllocator::release_cached), and the tail it gives back can start inside an earlier
+// growth and span several. The driver cannot unmap part of what one cuMemMap mapped, so every
+// granule (2 MiB on current GPUs) gets its own cuMemCreate + cuMemMap and its own handle, keyed
+// by its address, and any granule-aligned range can be unmapped piece by piece (PyTorch's
+// expandable segments do the same). The simulator maps granule by granule too.
+namespace {
+
+void vm_unmap_granules(const DriverApi& api, CUdeviceptr ptr, size_t bytes, size_t g) {
+  for (size_t off = 0; off < bytes; off += g) {
+    check_driver(api.mem_unmap(ptr + off, g), "cuda allocator", "cuMemUnmap");
+    CUmemGenericAllocationHandle h;
+    {
+      std::lock_guard<std::mutex> lock(g_vm_mutex);
+      auto it = g_vm_handles.find(static_cast<uintptr_t>(ptr + off));
+      EMBER_INTERNAL_ASSERT(it != g_vm_handles.end(), "vm_unmap of a granule never mapped");
+      h = it->second;
+      g_vm_handles.erase(it);
+    }
+    check_driver(api.mem_release(h), "cuda allocator", "cuMemRelease");
+  }
+}
+
+}  // namespace
+
 bool vm_map(int device, void* p, size_t bytes) {
   CUmemAllocationProp prop = vm_prop(device);
-  CUmemGenericAllocationHandle h;
   const DriverApi& api = checked_driver("cuda allocator");
-  const CUresult r = api.mem_create(&h, bytes, &prop, 0);
-  if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
-  check_driver(r, "cuda allocator", "cuMemCreate");
+  const size_t g = vm_granularity();
+  EMBER_INTERNAL_ASSERT(bytes % g == 0 && reinterpret_cast<uintptr_t>(p) % g == 0,
+                        "vm_map of a range not aligned to the granularity ", g);
   const auto ptr = reinterpret_cast<CUdeviceptr>(p);
-  check_driver(api.mem_map(ptr, bytes, 0, h, 0), "cuda allocator", "cuMemMap");
   CUmemAccessDesc access;
   std::memset(&access, 0, sizeof(access));
   access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   access.location.id = device;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  for (size_t off = 0; off < bytes; off += g) {
+    CUmemGenericAllocationHandle h;
+    const CUresult r = api.mem_create(&h, g, &prop, 0);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+      vm_unmap_granules(api, ptr, off, g);  // all or nothing: give back this call's granules
+      return false;
+    }
+    check_driver(r, "cuda allocator", "cuMemCreate");
+    const CUresult m = api.mem_map(ptr + off, g, 0, h, 0);
+    if (m != CUDA_SUCCESS) api.mem_release(h);
+    check_driver(m, "cuda allocator", "cuMemMap");
+    std::lock_guard<std::mutex> lock(g_vm_mutex);
+    g_vm_handles[static_cast<uintptr_t>(ptr + off)] = h;
+  }
   check_driver(api.mem_set_access(ptr, bytes, &access, 1), "cuda allocator", "cuMemSetAccess");
-  std::lock_guard<std::mutex> lock(g_vm_mutex);
-  g_vm_handles[static_cast<uintptr_t>(ptr)] = h;
   return true;
 }
 
 void vm_unmap(int, void* p, size_t bytes) {
-  const auto ptr = reinterpret_cast<CUdeviceptr>(p);
-  const DriverApi& api = checked_driver("cuda allocator");
-  check_driver(api.mem_unmap(ptr, bytes), "cuda allocator", "cuMemUnmap");
-  CUmemGenericAllocationHandle h;
-  {
-    std::lock_guard<std::mutex> lock(g_vm_mutex);
-    auto it = g_vm_handles.find(static_cast<uintptr_t>(ptr));
-    EMBER_INTERNAL_ASSERT(it != g_vm_handles.end(), "vm_unmap of a range never mapped");
-    h = it->second;
-    g_vm_handles.erase(it);
-  }
-  check_driver(api.mem_release(h), "cuda allocator", "cuMemRelease");
+  vm_unmap_granules(checked_driver("cuda allocator"), reinterpret_cast<CUdeviceptr>(p), bytes,
+                    vm_granularity());
 }
 
 void vm_release(int, void* p, size_t bytes) {
