@@ -1,8 +1,9 @@
-// cuDNN convolutions (kernels/cuda/conv_cudnn.h): the legacy cuDNN 9 convolution API with one
-// handle per device, NCHW descriptors, cross-correlation, FMA math (no TF32, so float32 is
-// float32 like ember's kernels), groups, and the algorithm cuDNN's heuristic
-// (cudnnGet*Algorithm_v7) ranks first among those that are supported -- and, in deterministic mode
-// (core/determinism.h), deterministic. The workspace comes from ember's caching allocator.
+// cuDNN convolutions (kernels/cuda/conv_cudnn.h): the legacy cuDNN 9 convolution API with a
+// handle per thread and stream (kernels/cuda/cudnn_common.h), NCHW descriptors, cross-correlation,
+// FMA math (no TF32, so float32 is float32 like ember's kernels), groups, and the algorithm cuDNN's
+// heuristic (cudnnGet*Algorithm_v7) ranks first among those that are supported -- and, in
+// deterministic mode (core/determinism.h), deterministic -- asked once per problem (Note [cuDNN
+// algorithm cache]). The workspace comes from ember's caching allocator.
 
 #include "kernels/cuda/conv_cudnn.h"
 
@@ -10,6 +11,11 @@
 
 #if defined(EMBER_CUDA_REAL)
 #include <cudnn.h>
+
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <unordered_map>
 
 #include "core/allocator.h"
 #include "core/determinism.h"
@@ -35,10 +41,17 @@ struct Descriptors {
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   const char* op;
+  std::string key;  // the problem, for the algorithm cache (Note [cuDNN algorithm cache])
 
   Descriptors(int64_t N, int64_t C, int64_t O, const Window2d& g, int64_t groups, bool is_double,
               const char* op_name)
       : op(op_name) {
+    std::ostringstream k;
+    k << op_name << " " << N << " " << C << " " << O << " " << groups << " " << is_double << " "
+      << g.kh << " " << g.kw << " " << g.sh << " " << g.sw << " " << g.ph << " " << g.pw << " "
+      << g.dh << " " << g.dw << " " << g.in_h << " " << g.in_w << " " << g.out_h << " " << g.out_w
+      << " det " << are_deterministic_algorithms_enabled();
+    key = k.str();
     const cudnnDataType_t dt = is_double ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
     auto i = [](int64_t v) { return static_cast<int>(v); };
     check(cudnnCreateTensorDescriptor(&x), op, "cudnnCreateTensorDescriptor");
@@ -80,6 +93,27 @@ auto pick(const Perf* perf, int count, const char* op) -> decltype(perf[0].algo)
   EMBER_ERROR(op, ": cuDNN has no ", det ? "deterministic " : "", "algorithm for this convolution");
 }
 
+// Note [cuDNN algorithm cache]
+// cudnnGet*Algorithm_v7 runs cuDNN's heuristics, which took longer than a small convolution
+// itself (about 0.3 ms a call on an H200: bench_conv_cuda's CNN layers ran 3-17x slower through
+// cuDNN than through ember before this cache). The choice depends only on the problem (pass,
+// shapes, geometry, dtype, deterministic mode: Descriptors::key), so it is asked once per problem
+// and kept for the process, as PyTorch keeps its per-shape choices.
+template <class Algo, class Query>
+Algo cached_algo(const std::string& key, Query query) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, int> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return static_cast<Algo>(it->second);
+  }
+  const Algo algo = query();
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(key, static_cast<int>(algo));
+  return algo;
+}
+
 DataPtr workspace(size_t bytes, const Stream& stream) {
   return get_allocator(DeviceType::CUDA)->allocate(bytes > 0 ? bytes : 1, stream);
 }
@@ -94,12 +128,14 @@ void cudnn_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& y, con
   cudnnHandle_t h = handle_for(x.device(), stream, op);
   const bool dbl = x.dtype() == kFloat64;
   Descriptors d(x.size(0), x.size(1), w.size(0), g, groups, dbl, op);
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int count = 0;
-  check(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y,
-                                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf),
-        op, "cudnnGetConvolutionForwardAlgorithm_v7");
-  const cudnnConvolutionFwdAlgo_t algo = pick(perf, count, op);
+  const auto algo = cached_algo<cudnnConvolutionFwdAlgo_t>(d.key, [&] {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int count = 0;
+    check(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y,
+                                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf),
+          op, "cudnnGetConvolutionForwardAlgorithm_v7");
+    return pick(perf, count, op);
+  });
   size_t bytes = 0;
   check(cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y, algo, &bytes), op,
         "cudnnGetConvolutionForwardWorkspaceSize");
@@ -121,12 +157,14 @@ void cudnn_conv2d_backward_data(const Tensor& gy, const Tensor& w, const Tensor&
   cudnnHandle_t h = handle_for(gy.device(), stream, op);
   const bool dbl = gy.dtype() == kFloat64;
   Descriptors d(gx.size(0), gx.size(1), w.size(0), g, groups, dbl, op);
-  cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-  int count = 0;
-  check(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-            h, d.w, d.y, d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf),
-        op, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-  const cudnnConvolutionBwdDataAlgo_t algo = pick(perf, count, op);
+  const auto algo = cached_algo<cudnnConvolutionBwdDataAlgo_t>(d.key, [&] {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int count = 0;
+    check(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+              h, d.w, d.y, d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf),
+          op, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    return pick(perf, count, op);
+  });
   size_t bytes = 0;
   check(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x, algo, &bytes), op,
         "cudnnGetConvolutionBackwardDataWorkspaceSize");
@@ -148,12 +186,14 @@ void cudnn_conv2d_backward_filter(const Tensor& gy, const Tensor& x, const Tenso
   cudnnHandle_t h = handle_for(gy.device(), stream, op);
   const bool dbl = gy.dtype() == kFloat64;
   Descriptors d(x.size(0), x.size(1), gw.size(0), g, groups, dbl, op);
-  cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-  int count = 0;
-  check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-            h, d.x, d.y, d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf),
-        op, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-  const cudnnConvolutionBwdFilterAlgo_t algo = pick(perf, count, op);
+  const auto algo = cached_algo<cudnnConvolutionBwdFilterAlgo_t>(d.key, [&] {
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int count = 0;
+    check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+              h, d.x, d.y, d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf),
+          op, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    return pick(perf, count, op);
+  });
   size_t bytes = 0;
   check(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.w, algo, &bytes), op,
         "cudnnGetConvolutionBackwardFilterWorkspaceSize");

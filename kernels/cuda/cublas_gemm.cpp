@@ -17,8 +17,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <mutex>
-#include <vector>
+#include <map>
+#include <utility>
 
 #include "core/stream.h"
 #include "kernels/cuda/runtime.h"
@@ -35,17 +35,29 @@ void check_cublas(cublasStatus_t status, const char* call) {
               " failed: ", cublasGetStatusString(status));
 }
 
-// One handle per device, created on first use and kept for the process.
-cublasHandle_t handle_for(int device) {
-  static std::mutex mutex;
-  static std::vector<cublasHandle_t> handles;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (handles.size() <= static_cast<size_t>(device)) handles.resize(device + 1, nullptr);
-  if (handles[device] == nullptr) {
-    DeviceGuard guard(Device(DeviceType::CUDA, device));
-    check_cublas(cublasCreate(&handles[device]), "cublasCreate");
+// The calling thread's handle for (device, stream), bound to that stream when made (Note [Library
+// handles per thread and stream] in kernels/cuda/cudnn_common.cpp).
+struct CublasHandles {
+  std::map<std::pair<int, NativeStream>, cublasHandle_t> by_stream;
+  ~CublasHandles() {
+    for (auto& entry : by_stream) cublasDestroy(entry.second);
   }
-  return handles[device];
+};
+
+cublasHandle_t handle_for(const Device& device, const Stream& stream) {
+  thread_local CublasHandles handles;
+  const NativeStream s = native_stream(stream);
+  auto [it, fresh] = handles.by_stream.try_emplace({device.index, s}, nullptr);
+  if (fresh) {
+    DeviceGuard guard(device);
+    cublasHandle_t h = nullptr;
+    const cublasStatus_t created = cublasCreate(&h);
+    if (created != CUBLAS_STATUS_SUCCESS) handles.by_stream.erase(it);
+    check_cublas(created, "cublasCreate");
+    it->second = h;
+    check_cublas(cublasSetStream(h, static_cast<cudaStream_t>(s)), "cublasSetStream");
+  }
+  return it->second;
 }
 
 // A rows x cols matrix with strides (rs, cs) as a cuBLAS operand (Note [Row-major GEMM through
@@ -120,12 +132,8 @@ bool cublas_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Scal
   if (!as_operand(m, k, x_rs, x_cs, op_x, ldx) || !as_operand(k, n, y_rs, y_cs, op_y, ldy))
     return false;
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || batches > INT_MAX) return false;
-  const int device = out.device().index;
   DeviceGuard guard(out.device());
-  cublasHandle_t handle = handle_for(device);
-  check_cublas(cublasSetStream(
-                   handle, static_cast<cudaStream_t>(native_stream(current_stream(out.device())))),
-               "cublasSetStream");
+  cublasHandle_t handle = handle_for(out.device(), current_stream(out.device()));
   const float alpha_f = alpha.to<float>(), beta_f = beta.to<float>();
   const double alpha_d = alpha.to<double>(), beta_d = beta.to<double>();
   const bool is_double = out.dtype() == kFloat64;

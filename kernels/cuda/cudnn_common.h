@@ -22,8 +22,8 @@ namespace ember::kernels::cuda {
 // Raises an ember::Error naming `op` and the cuDNN `call` unless s is CUDNN_STATUS_SUCCESS.
 void cudnn_check(cudnnStatus_t s, const char* op, const char* call);
 
-// The cuDNN handle of `device` (one per device, created on first use and kept for the process),
-// set to run on `stream`.
+// The calling thread's cuDNN handle for `device` and `stream`, created on first use and bound to
+// that stream (Note [Library handles per thread and stream] in cudnn_common.cpp).
 cudnnHandle_t cudnn_handle(const Device& device, const Stream& stream, const char* op);
 
 }  // namespace ember::kernels::cuda

@@ -38,8 +38,14 @@ struct Online {
     // Equal maxima add their sums as they are: two states that saw only -inf (a thread's share
     // of a causal-masked row) would otherwise give exp(-inf - -inf) = NaN.
     if (a.max == b.max) return {a.max, a.sum + b.sum};
-    const A m = a.max > b.max ? a.max : b.max;
-    return {m, a.sum * std::exp(a.max - m) + b.sum * std::exp(b.max - m)};
+    // The larger max's sum is kept as it is and the other's rescaled into it: the same two states
+    // give the same bits in either order, so every lane of a butterfly ends with one state (a
+    // form symmetric in a and b would still round differently per lane once nvcc contracts it
+    // into an FMA).
+    const bool a_hi = a.max > b.max;
+    const Online& hi = a_hi ? a : b;
+    const Online& lo = a_hi ? b : a;
+    return {hi.max, hi.sum + lo.sum * std::exp(lo.max - hi.max)};
   }
   // The line is done: NaN when the max is not finite (+inf present, or only -inf).
   __device__ __forceinline__ void finish() {
