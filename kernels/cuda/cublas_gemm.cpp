@@ -17,10 +17,9 @@
 
 #include <algorithm>
 #include <climits>
-#include <map>
-#include <utility>
 
 #include "core/stream.h"
+#include "kernels/cuda/library_handles.h"
 #include "kernels/cuda/runtime.h"
 #endif
 
@@ -35,30 +34,19 @@ void check_cublas(cublasStatus_t status, const char* call) {
               " failed: ", cublasGetStatusString(status));
 }
 
-// The calling thread's handle for (device, stream), bound to that stream when made (Note [Library
-// handles per thread and stream] in kernels/cuda/cudnn_common.cpp).
-struct CublasHandles {
-  std::map<std::pair<int, NativeStream>, cublasHandle_t> by_stream;
-  ~CublasHandles() {
-    for (auto& entry : by_stream) cublasDestroy(entry.second);
-  }
-};
-
-cublasHandle_t handle_for(const Device& device, const Stream& stream) {
-  thread_local CublasHandles handles;
-  const NativeStream s = native_stream(stream);
-  auto [it, fresh] = handles.by_stream.try_emplace({device.index, s}, nullptr);
-  if (fresh) {
-    DeviceGuard guard(device);
+// cuBLAS for thread_handle (Note [Library handles per thread and stream]).
+struct Cublas {
+  using Handle = cublasHandle_t;
+  static Handle create(NativeStream s) {
     cublasHandle_t h = nullptr;
-    const cublasStatus_t created = cublasCreate(&h);
-    if (created != CUBLAS_STATUS_SUCCESS) handles.by_stream.erase(it);
-    check_cublas(created, "cublasCreate");
-    it->second = h;
-    check_cublas(cublasSetStream(h, static_cast<cudaStream_t>(s)), "cublasSetStream");
+    check_cublas(cublasCreate(&h), "cublasCreate");
+    const cublasStatus_t bound = cublasSetStream(h, static_cast<cudaStream_t>(s));
+    if (bound != CUBLAS_STATUS_SUCCESS) cublasDestroy(h);
+    check_cublas(bound, "cublasSetStream");
+    return h;
   }
-  return it->second;
-}
+  static void destroy(Handle h) noexcept { cublasDestroy(h); }
+};
 
 // A rows x cols matrix with strides (rs, cs) as a cuBLAS operand (Note [Row-major GEMM through
 // cuBLAS]); false when it is neither column-major nor its transpose.
@@ -133,7 +121,7 @@ bool cublas_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Scal
     return false;
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || batches > INT_MAX) return false;
   DeviceGuard guard(out.device());
-  cublasHandle_t handle = handle_for(out.device(), current_stream(out.device()));
+  cublasHandle_t handle = thread_handle<Cublas>(out.device(), current_stream(out.device()));
   const float alpha_f = alpha.to<float>(), beta_f = beta.to<float>();
   const double alpha_d = alpha.to<double>(), beta_d = beta.to<double>();
   const bool is_double = out.dtype() == kFloat64;

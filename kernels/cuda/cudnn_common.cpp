@@ -7,11 +7,7 @@
 #if defined(EMBER_CUDA_REAL)
 #include <cuda_runtime.h>
 
-#include <map>
-#include <utility>
-
-#include "core/stream.h"
-#include "kernels/cuda/runtime.h"
+#include "kernels/cuda/library_handles.h"
 #endif
 
 namespace ember::kernels::cuda {
@@ -24,38 +20,29 @@ void cudnn_check(cudnnStatus_t s, const char* op, const char* call) {
   EMBER_CHECK(s == CUDNN_STATUS_SUCCESS, op, ": ", call, " failed: ", cudnnGetErrorString(s));
 }
 
-// Note [Library handles per thread and stream]
-// A cuDNN or cuBLAS handle holds a stream and a workspace, and cuDNN forbids two threads from
-// using one handle at the same time. A handle shared per device would need its set-stream and the
-// call after it to be one critical section, and two streams would still share its workspace. So
-// each thread keeps its own handle per (device, stream), bound to that stream once: no lock, no
-// set-stream per call, and work on different streams never shares a workspace. The handles go
-// at the thread's exit (for the main thread, before the CUDA runtime's own teardown).
 namespace {
 
-struct CudnnHandles {
-  std::map<std::pair<int, NativeStream>, cudnnHandle_t> by_stream;
-  ~CudnnHandles() {
-    for (auto& entry : by_stream) cudnnDestroy(entry.second);
+// cuDNN for thread_handle (Note [Library handles per thread and stream]).
+struct Cudnn {
+  using Handle = cudnnHandle_t;
+  static thread_local const char* op;  // the op asking, for the error messages
+  static Handle create(NativeStream s) {
+    cudnnHandle_t h = nullptr;
+    cudnn_check(cudnnCreate(&h), op, "cudnnCreate");
+    const cudnnStatus_t bound = cudnnSetStream(h, static_cast<cudaStream_t>(s));
+    if (bound != CUDNN_STATUS_SUCCESS) cudnnDestroy(h);
+    cudnn_check(bound, op, "cudnnSetStream");
+    return h;
   }
+  static void destroy(Handle h) noexcept { cudnnDestroy(h); }
 };
+thread_local const char* Cudnn::op = "cudnn";
 
 }  // namespace
 
 cudnnHandle_t cudnn_handle(const Device& device, const Stream& stream, const char* op) {
-  thread_local CudnnHandles handles;
-  const NativeStream s = native_stream(stream);
-  auto [it, fresh] = handles.by_stream.try_emplace({device.index, s}, nullptr);
-  if (fresh) {
-    DeviceGuard guard(device);
-    cudnnHandle_t h = nullptr;
-    const cudnnStatus_t created = cudnnCreate(&h);
-    if (created != CUDNN_STATUS_SUCCESS) handles.by_stream.erase(it);
-    cudnn_check(created, op, "cudnnCreate");
-    it->second = h;
-    cudnn_check(cudnnSetStream(h, static_cast<cudaStream_t>(s)), op, "cudnnSetStream");
-  }
-  return it->second;
+  Cudnn::op = op;
+  return thread_handle<Cudnn>(device, stream);
 }
 
 #else

@@ -23,7 +23,7 @@ namespace ember::kernels::cuda {
 void cudnn_check(cudnnStatus_t s, const char* op, const char* call);
 
 // The calling thread's cuDNN handle for `device` and `stream`, created on first use and bound to
-// that stream (Note [Library handles per thread and stream] in cudnn_common.cpp).
+// that stream (Note [Library handles per thread and stream] in kernels/cuda/library_handles.h).
 cudnnHandle_t cudnn_handle(const Device& device, const Stream& stream, const char* op);
 
 }  // namespace ember::kernels::cuda
