@@ -7,11 +7,13 @@
 // p = exp(x[c] - lse) in one pass (plus a block sum of the class weights when smoothing).
 
 #include <cstdint>
+#include <limits>
 
 #include "core/dtype.h"
 #include "core/ops/cross_entropy.h"
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/online_softmax.cuh"
+#include "kernels/cuda/row_cache.cuh"
 #include "kernels/cuda/warp.cuh"
 #include "kernels/math/convert.h"
 
@@ -38,25 +40,13 @@ __device__ __forceinline__ A block_sum(A v, Shared partial) {
   return v;
 }
 
-// x: (M, C); target: (M); w: (C) or null; loss, wrow, lse: (M).
-template <class T>
-__global__ void cross_entropy_kernel(const T* x, const int64_t* target, const T* w,
-                                     opmath_t<T>* loss, opmath_t<T>* wrow, opmath_t<T>* lse,
-                                     int64_t C, int64_t ignore_index, opmath_t<T> e) {
-  using A = opmath_t<T>;
-  EMBER_SHARED_ARRAY(Online<A>, states, kMaxWarps);
-  EMBER_SHARED_ARRAY(A, sums, kMaxWarps);
-  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
-  const int warps = static_cast<int>(blockDim.x) / 32;
-  const int64_t row = blockIdx.x;
-  const T* xr = x + row * C;
-  Online<A> s = Online<A>::empty();
-  for (int64_t c = tid; c < C; c += blockDim.x) s.add(convert<A>(xr[c]));
-  s = online_warp_merge(s);
-  if (lane == 0) states[warp] = s;
-  __syncthreads();
-  s = lane < warps ? states[lane] : Online<A>::empty();
-  s = online_warp_merge(s);
+// The row's loss, weight and lse from the block's merged online state s (every thread holds the
+// same s); the label-smoothing pass reads the row again. sums: kMaxWarps values.
+template <class T, class A, class Shared>
+__device__ __forceinline__ void finish_row(Online<A> s, const T* xr, const int64_t* target,
+                                           const T* w, A* loss, A* wrow, A* lse, int64_t row,
+                                           int64_t C, int64_t ignore_index, A e, Shared sums) {
+  const int tid = static_cast<int>(threadIdx.x);
   s.finish();
   const A l = s.max + std::log(s.sum);
   A smooth = A(0);
@@ -80,6 +70,68 @@ __global__ void cross_entropy_kernel(const T* x, const int64_t* target, const T*
   if (e > A(0)) v = (A(1) - e) * v + e / static_cast<A>(C) * smooth;
   loss[row] = v;
   wrow[row] = wt;
+}
+
+// The threads' online states merged, warp by warp and then the warps' in order; every thread gets
+// the block's state. states: kMaxWarps values.
+template <class A, class Shared>
+__device__ __forceinline__ Online<A> block_online(Online<A> s, Shared states) {
+  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  const int warps = static_cast<int>(blockDim.x) / 32;
+  s = online_warp_merge(s);
+  if (lane == 0) states[warp] = s;
+  __syncthreads();
+  s = lane < warps ? states[lane] : Online<A>::empty();
+  return online_warp_merge(s);
+}
+
+// x: (M, C); target: (M); w: (C) or null; loss, wrow, lse: (M).
+template <class T>
+__global__ void cross_entropy_kernel(const T* x, const int64_t* target, const T* w,
+                                     opmath_t<T>* loss, opmath_t<T>* wrow, opmath_t<T>* lse,
+                                     int64_t C, int64_t ignore_index, opmath_t<T> e) {
+  using A = opmath_t<T>;
+  EMBER_SHARED_ARRAY(Online<A>, states, kMaxWarps);
+  EMBER_SHARED_ARRAY(A, sums, kMaxWarps);
+  const int64_t row = blockIdx.x;
+  const T* xr = x + row * C;
+  Online<A> s = Online<A>::empty();
+  for (int64_t c = threadIdx.x; c < C; c += blockDim.x) s.add(convert<A>(xr[c]));
+  s = block_online(s, states);
+  finish_row(s, xr, target, w, loss, wrow, lse, row, C, ignore_index, e, sums);
+}
+
+// The same for rows that fit in registers (Note [Rows held in registers] in
+// kernels/cuda/row_cache.cuh), kMaxThreads threads: the row's vectors are all loaded at once,
+// and each thread's state is its max and then its sum of exp(x - max), not an online update
+// per element. A thread whose elements are all -inf keeps the online form's state for them
+// (max -inf, sum = their count), so that they add nothing to a row with a finite max.
+template <class T, int kVecs>
+__global__ void cross_entropy_cached_kernel(const T* x, const int64_t* target, const T* w,
+                                            opmath_t<T>* loss, opmath_t<T>* wrow, opmath_t<T>* lse,
+                                            int64_t C, int64_t ignore_index, opmath_t<T> e) {
+  using A = opmath_t<T>;
+  EMBER_SHARED_ARRAY(Online<A>, states, kMaxWarps);
+  EMBER_SHARED_ARRAY(A, sums, kMaxWarps);
+  const int64_t row = blockIdx.x;
+  const T* xr = x + row * C;
+  RowCache<T, A, kVecs, kMaxThreads> c;
+  c.load(xr, C);
+  Online<A> s = Online<A>::empty();
+  A count = A(0);
+  c.for_each(C, [&](int, int, A v) {
+    s.max = (v > s.max || v != v) ? v : s.max;
+    count += A(1);
+  });
+  if (count > A(0)) {
+    if (s.max == -std::numeric_limits<A>::infinity()) {
+      s.sum = count;
+    } else {
+      c.for_each(C, [&](int, int, A v) { s.sum += std::exp(v - s.max); });
+    }
+  }
+  s = block_online(s, states);
+  finish_row(s, xr, target, w, loss, wrow, lse, row, C, ignore_index, e, sums);
 }
 
 // dx: (M, C) from grad_rows (M), x, target, w (or null), lse.
@@ -138,11 +190,24 @@ void cross_entropy_cuda(const native::CrossEntropyRows& out, const Tensor& logit
   EMBER_DISPATCH_FLOATING(logits.dtype(), "cross_entropy", [&] {
     using T = scalar_t;
     using A = opmath_t<T>;
-    uses_collectives(&cross_entropy_kernel<T>);
-    launch_kernel("cross_entropy_kernel", &cross_entropy_kernel<T>, dim3(static_cast<unsigned>(M)),
-                  dim3(threads_for(C)), 0, stream, cptr<T>(logits), target.data_ptr<int64_t>(),
-                  cptr<T>(weight), out.loss.data_ptr<A>(), out.weight.data_ptr<A>(),
-                  out.lse.data_ptr<A>(), C, ignore_index, static_cast<A>(label_smoothing));
+    auto run = [&](auto kernel, unsigned threads) {
+      uses_collectives(kernel);
+      launch_kernel("cross_entropy_kernel", kernel, dim3(static_cast<unsigned>(M)), dim3(threads),
+                    0, stream, cptr<T>(logits), target.data_ptr<int64_t>(), cptr<T>(weight),
+                    out.loss.data_ptr<A>(), out.weight.data_ptr<A>(), out.lse.data_ptr<A>(), C,
+                    ignore_index, static_cast<A>(label_smoothing));
+    };
+    const int64_t vecs = (C / Vec16<T>::V + kMaxThreads - 1) / kMaxThreads;
+    if (C > kMaxThreads && vecs <= 4 && rows_fit_vectors<T>(C, {logits.data_ptr()})) {
+      if (vecs <= 1)
+        run(&cross_entropy_cached_kernel<T, 1>, kMaxThreads);
+      else if (vecs <= 2)
+        run(&cross_entropy_cached_kernel<T, 2>, kMaxThreads);
+      else
+        run(&cross_entropy_cached_kernel<T, 4>, kMaxThreads);
+    } else {
+      run(&cross_entropy_kernel<T>, threads_for(C));
+    }
   });
 }
 

@@ -5,13 +5,14 @@
 // (dw, db) and writes dx in a second pass of the same block.
 //
 // Forward: rows of up to kWarpRowMax elements take a warp each (kRowsPerBlock rows per block),
-// longer rows a block of kBlockThreads. Each thread folds its elements (i, i + stride, ...) into a
-// Welford state (kernels/math/reduce.h's WelfordOp: stable when the mean dwarfs the spread); the
-// states merge down to lane 0 with shuffles (and through shared memory across warps), in a fixed
-// order, and are broadcast back, so every thread normalises with the same mean and rstd.
-// Backward: the same layouts for dx, with the row sums of w g and w g xhat merged the same way;
-// dw and db are column sums over the rows: a block of 32 columns x kColRows row-strides, merged
-// in shared memory in a fixed tree. No atomics: every run gives the same bits.
+// longer rows a block of kBlockThreads: held in registers where they fit (layer_norm_cached_kernel,
+// Note [Rows held in registers]), else folded as they stream by. Each thread folds its elements (i,
+// i + stride, ...) into a Welford state (kernels/math/reduce.h's WelfordOp: stable when the mean
+// dwarfs the spread); the states merge down to lane 0 with shuffles (and through shared memory
+// across warps), in a fixed order, and are broadcast back, so every thread normalises with the same
+// mean and rstd. Backward: the same layouts for dx, with the row sums of w g and w g xhat merged
+// the same way; dw and db are column sums over the rows: a block of 32 columns x kColRows
+// row-strides, merged in shared memory in a fixed tree. No atomics: every run gives the same bits.
 //
 // cuDNN's batch_norm forward is the reference (core/norm_backend.h, Note [Norm backends on
 // CUDA] in kernels/cuda/norm_cudnn.h): batch_norm_cuda asks choose_norm_cudnn which one runs.
@@ -24,6 +25,7 @@
 #include "core/ops/norm.h"
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/norm_cudnn.h"
+#include "kernels/cuda/row_cache.cuh"
 #include "kernels/cuda/warp.cuh"
 #include "kernels/math/convert.h"
 #include "kernels/math/reduce.h"
@@ -135,6 +137,49 @@ __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, opma
   }
 }
 
+// The forward of layer_norm (no groups) for rows that fit (Note [Rows held in registers]): a
+// block of kBlockThreads per row holds it in registers, the mean is a block sum, the variance a
+// block sum of squared deviations from it (the two-pass form: as stable as Welford's, without a
+// division per element), and y is written from the registers; w and b are read as vectors too.
+struct Plus {
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return a + b;
+  }
+};
+
+template <class T, int kVecs>
+__global__ void layer_norm_cached_kernel(const T* x, const T* w, const T* b, T* y,
+                                         opmath_t<T>* mean, opmath_t<T>* rstd, int64_t N,
+                                         opmath_t<T> eps) {
+  using A = opmath_t<T>;
+  EMBER_SHARED_ARRAY(A, partial, kWarps);
+  const int64_t row = blockIdx.x;
+  RowCache<T, A, kVecs, kBlockThreads> c;
+  c.load(x + row * N, N);
+  A sum = A(0);
+  c.for_each(N, [&](int, int, A v) { sum += v; });
+  const A m = block_all_reduce<kBlockThreads>(sum, Plus{}, partial) / static_cast<A>(N);
+  A sq = A(0);
+  c.for_each(N, [&](int, int, A v) { sq += (v - m) * (v - m); });
+  const A var = block_all_reduce<kBlockThreads>(sq, Plus{}, partial) / static_cast<A>(N);
+  const A r = A(1) / std::sqrt(var + eps);
+  if (threadIdx.x == 0) {
+    mean[row] = m;
+    rstd[row] = r;
+  }
+  RowCache<T, A, kVecs, kBlockThreads> wc, bc;
+  if (w) wc.load(w, N);
+  if (b) bc.load(b, N);
+  c.for_each(N, [&](int k, int e, A v) {
+    A out = (v - m) * r;
+    if (w) out = out * wc.v[k][e];
+    if (b) out = out + bc.v[k][e];
+    c.v[k][e] = out;
+  });
+  c.store(y + row * N, N);
+}
+
 // dx = rstd (w g - mean(w g) - xhat mean(w g xhat)) per row; layouts as the forward.
 template <class T, bool kBlockRow>
 __global__ void layer_norm_dx_kernel(const T* g, const T* x, const opmath_t<T>* mean,
@@ -232,6 +277,22 @@ void rows_forward(const Tensor& y, const Tensor& mean, const Tensor& rstd, const
                   dim3(blocks_for(M, kRowsPerBlock)), dim3(32 * kRowsPerBlock), 0, stream,
                   cptr<T>(x), cptr<T>(weight), cptr<T>(bias), mptr<T>(y), mptr<A>(mean),
                   mptr<A>(rstd), M, N, static_cast<A>(eps), aff);
+  } else if (aff.groups == 0 && N <= int64_t{kBlockThreads} * 4 * Vec16<T>::V &&
+             rows_fit_vectors<T>(N, {x.data_ptr(), y.data_ptr(), cptr<T>(weight), cptr<T>(bias)})) {
+    EMBER_CHECK(M <= INT32_MAX, op, ": ", M, " rows; the CUDA kernel takes up to 2^31 - 1");
+    const int64_t vecs = (N / Vec16<T>::V + kBlockThreads - 1) / kBlockThreads;
+    auto run = [&](auto kernel) {
+      uses_collectives(kernel);
+      launch_kernel("layer_norm_kernel", kernel, dim3(static_cast<unsigned>(M)),
+                    dim3(kBlockThreads), 0, stream, cptr<T>(x), cptr<T>(weight), cptr<T>(bias),
+                    mptr<T>(y), mptr<A>(mean), mptr<A>(rstd), N, static_cast<A>(eps));
+    };
+    if (vecs <= 1)
+      run(&layer_norm_cached_kernel<T, 1>);
+    else if (vecs <= 2)
+      run(&layer_norm_cached_kernel<T, 2>);
+    else
+      run(&layer_norm_cached_kernel<T, 4>);
   } else {
     EMBER_CHECK(M <= INT32_MAX, op, ": ", M, " rows; the CUDA kernel takes up to 2^31 - 1");
     uses_collectives(&layer_norm_kernel<T, true>);

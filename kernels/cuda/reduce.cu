@@ -3,6 +3,7 @@
 // picks the op and a store functor that turns an output's final state into its value.
 
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 
 #include "core/ops/reduce.h"
@@ -64,9 +65,21 @@ ReduceLayout reduce_layout(const ReduceShape& s, int sms) {
     int64_t chunks = std::min<int64_t>(target / blocks, r / per_block_min);
     chunks = std::max<int64_t>(1, std::min<int64_t>(chunks, 65535));
     l.chunk_size = (r + chunks - 1) / chunks;
+    l.chunk_size = (l.chunk_size + 15) / 16 * 16;  // pieces start 16-element aligned
     l.chunks = (r + l.chunk_size - 1) / l.chunk_size;
   }
   return l;
+}
+
+bool vector_loads_fit(const ReduceShape& s, const ReduceLayout& l, const void* data, size_t elem) {
+  if (l.column || elem > 16 || 16 % elem != 0) return false;
+  if (s.inner_ndim != 1 || s.inner_strides[0] != 1) return false;
+  if (reinterpret_cast<uintptr_t>(data) % 16 != 0) return false;
+  const auto v = static_cast<int64_t>(16 / elem);
+  if (s.reduce_size < v * l.bx) return false;  // too short for every thread to load a vector
+  for (int d = 0; d < s.outer_ndim; ++d)
+    if (s.outer_sizes[d] > 1 && s.outer_strides[d] % v != 0) return false;
+  return l.chunks == 1 || l.chunk_size % v == 0;
 }
 
 }  // namespace detail

@@ -44,6 +44,7 @@
 #include "core/allocator.h"
 #include "core/ops/reduce.h"
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/row_cache.cuh"
 #include "kernels/cuda/warp.cuh"
 #include "kernels/math/convert.h"
 
@@ -85,7 +86,8 @@ struct ReduceLayout {
   int bx = 1, by = 1;  // block shape
   int64_t outputs_per_block = 1;
   int64_t chunks = 1;      // pieces of the reduced range (grid.y, Note [Two-pass reductions])
-  int64_t chunk_size = 0;  // reduced elements per piece
+  int64_t chunk_size = 0;  // reduced elements per piece (a multiple of 16 when chunks > 1)
+  bool vec = false;        // row layout over 16-byte aligned contiguous ranges: vector loads
   // The threads sharing one output, and this thread's place among them.
   EMBER_HOST_DEVICE int split_threads() const { return column ? by : bx; }
 };
@@ -142,8 +144,59 @@ __device__ __forceinline__ typename Op::acc_t fold_share(const Op& op, const sca
       x[k] = math::convert<In>(base[shape.inner_offset(r + k * static_cast<int64_t>(threads))]);
     for (int k = 0; k < kIlp; ++k) acc[k] = op.reduce(acc[k], x[k], r + k * int64_t{threads});
   }
-  for (int k = 0; r < r1; r += threads, ++k)  // the tail: fewer than kIlp elements left
-    acc[k] = op.reduce(acc[k], math::convert<In>(base[shape.inner_offset(r)]), r);
+  // The tail: fewer than kIlp elements left. acc is indexed by unrolled constants only, so it
+  // stays in registers (a run-time index would put it in local memory).
+  for (int k = 0; k < kIlp; ++k) {
+    const int64_t rk = r + k * static_cast<int64_t>(threads);
+    if (rk < r1) acc[k] = op.reduce(acc[k], math::convert<In>(base[shape.inner_offset(rk)]), rk);
+  }
+  for (int k = 1; k < kIlp; ++k) acc[0] = op.combine(acc[0], acc[k]);
+  return acc[0];
+}
+
+// Note [Vector loads in reductions]
+// When every output's range is contiguous and starts 16-byte aligned (layout.vec: the input
+// pointer, the kept strides and the piece size allow it), a thread loads 16 bytes at a time
+// (4 floats, 8 halves): thread t takes vectors t, t + bx, ... of its piece, kIlp vectors in
+// flight, and folds each vector's elements in order into the state of its slot. A contiguous
+// sum then moves as many bytes per load instruction as a copy does. The few elements after the
+// piece's last whole vector are folded one by one. The merge order is still fixed by the shape
+// and the SM count alone (Note [Two-pass reductions]).
+template <class scalar_t, class Op>
+__device__ __forceinline__ typename Op::acc_t fold_share_vec(const Op& op, const scalar_t* in,
+                                                             const ReduceShape& shape, int64_t o,
+                                                             int64_t r0, int64_t r1, int split,
+                                                             int threads) {
+  using A = typename Op::acc_t;
+  using In = typename Op::in_t;
+  using Vec = Vec16<scalar_t>;
+  constexpr int V = Vec::V;
+  const scalar_t* base = in + shape.outer_offset(o);
+  const Vec* vbase = reinterpret_cast<const Vec*>(base + r0);
+  const int64_t nvec = (r1 - r0) / V;
+  A acc[kIlp];
+  for (int k = 0; k < kIlp; ++k) acc[k] = op.identity();
+  const int64_t t = threads;
+  int64_t i = split;
+  for (; i + (kIlp - 1) * t < nvec; i += t * kIlp) {
+    Vec x[kIlp];
+    for (int k = 0; k < kIlp; ++k) x[k] = vbase[i + k * t];
+    for (int k = 0; k < kIlp; ++k) {
+      const int64_t first = r0 + (i + k * t) * V;
+      for (int e = 0; e < V; ++e)
+        acc[k] = op.reduce(acc[k], math::convert<In>(x[k].v[e]), first + e);
+    }
+  }
+  for (int k = 0; k < kIlp; ++k) {
+    const int64_t j = i + k * t;
+    if (j < nvec) {
+      const Vec x = vbase[j];
+      for (int e = 0; e < V; ++e)
+        acc[k] = op.reduce(acc[k], math::convert<In>(x.v[e]), r0 + j * V + e);
+    }
+  }
+  for (int64_t r = r0 + nvec * V + split; r < r1; r += t)
+    acc[0] = op.reduce(acc[0], math::convert<In>(base[r]), r);
   for (int k = 1; k < kIlp; ++k) acc[0] = op.combine(acc[0], acc[k]);
   return acc[0];
 }
@@ -198,9 +251,11 @@ __global__ void reduce_kernel(const scalar_t* in, ReduceShape shape, ReduceLayou
   const int64_t r1 =
       r0 + layout.chunk_size < shape.reduce_size ? r0 + layout.chunk_size : shape.reduce_size;
   // Threads past the last output fold nothing but still take part in the block's merge.
-  A acc = live ? detail::fold_share(op, in, shape, role.output, r0, r1, role.split,
-                                    layout.split_threads())
-               : op.identity();
+  A acc = !live        ? op.identity()
+          : layout.vec ? detail::fold_share_vec(op, in, shape, role.output, r0, r1, role.split,
+                                                layout.split_threads())
+                       : detail::fold_share(op, in, shape, role.output, r0, r1, role.split,
+                                            layout.split_threads());
   acc = detail::block_combine(op, acc, layout, smem);
   if (!live || role.split != 0) return;
   if (layout.chunks == 1) {
@@ -230,6 +285,10 @@ inline int pow2_at_least(int64_t n, int cap) {
 }
 
 ReduceShape reduce_shape(const ReducePlan& plan);
+// Whether every output's piece of its range is contiguous and starts 16-byte aligned, for
+// elements of `elem` bytes at `data` (Note [Vector loads in reductions]).
+bool vector_loads_fit(const ReduceShape& shape, const ReduceLayout& layout, const void* data,
+                      size_t elem);
 // The layout for plan on a device with `sms` multiprocessors (Note [CUDA reduction layout]).
 ReduceLayout reduce_layout(const ReduceShape& shape, int sms);
 
@@ -245,7 +304,8 @@ void gpu_reduce(const ReducePlan& plan, const Op& op, const Store& store) {
   const Device device = plan.input.device();
   DeviceGuard guard(device);
   const Stream stream = current_stream(device);
-  const ReduceLayout layout = detail::reduce_layout(shape, multiprocessor_count(device.index));
+  ReduceLayout layout = detail::reduce_layout(shape, multiprocessor_count(device.index));
+  layout.vec = detail::vector_loads_fit(shape, layout, plan.input.data_ptr(), sizeof(scalar_t));
   const dim3 grid(static_cast<unsigned>((shape.num_outputs + layout.outputs_per_block - 1) /
                                         layout.outputs_per_block),
                   static_cast<unsigned>(layout.chunks));

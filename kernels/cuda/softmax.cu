@@ -16,7 +16,10 @@
 // stride inner):
 // - inner == 1, n <= kWarpRowMax: a warp per row (4 rows per block of 128 threads); lanes read
 //   neighbouring elements, merge with shuffles, and every lane gets the row's state back.
-// - inner == 1, longer rows: a block of kBlockThreads per row, merged in shared memory.
+// - inner == 1, longer rows that fit (Note [Rows held in registers]): a block of kBlockThreads
+//   per row holds the row in registers; the max and the sum are two block reductions and x is
+//   read once.
+// - inner == 1, other longer rows: a block of kBlockThreads per row, merged in shared memory.
 // - inner > 1 (dim is not the last): a thread per line; the threads of a warp take neighbouring
 //   lines, so each step reads 32 neighbouring elements (coalesced), and a line needs no merge.
 //
@@ -33,6 +36,7 @@
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/norm_cudnn.h"
 #include "kernels/cuda/online_softmax.cuh"
+#include "kernels/cuda/row_cache.cuh"
 #include "kernels/cuda/warp.cuh"
 #include "kernels/math/convert.h"
 
@@ -99,6 +103,50 @@ __global__ void softmax_block_kernel(const T* x, T* y, int64_t n) {
   write_line<T, A, kLog>(xr, y + row * n, n, tid, kBlockThreads, 1, s);
 }
 
+// x, y: (rows, n) contiguous, 16-byte aligned rows of whole vectors; a block of kBlockThreads
+// per row, the row in registers (Note [Rows held in registers]): its max, then the sum of
+// exp(x - max), then the outputs, with x read once. A row holding NaN or +inf, or only -inf,
+// gives NaN everywhere, as the other kernels do (exp(x - max) is NaN for some element).
+struct NanMax {
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return (b > a || b != b) ? b : a;  // NaN wins, in either order
+  }
+};
+struct Plus {
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return a + b;
+  }
+};
+
+template <class T, bool kLog, int kVecs>
+__global__ void softmax_cached_kernel(const T* x, T* y, int64_t n) {
+  using A = opmath_t<T>;
+  EMBER_SHARED_ARRAY(A, partial, kBlockThreads / 32);
+  const int64_t row = blockIdx.x;
+  RowCache<T, A, kVecs, kBlockThreads> c;
+  c.load(x + row * n, n);
+  A m = -std::numeric_limits<A>::infinity();
+  c.for_each(n, [&](int, int, A v) { m = NanMax{}(m, v); });
+  m = block_all_reduce<kBlockThreads>(m, NanMax{}, partial);
+  A s = A(0);
+  c.for_each(n, [&](int k, int e, A v) {
+    const A ex = std::exp(v - m);
+    s += ex;
+    if (!kLog) c.v[k][e] = ex;
+  });
+  s = block_all_reduce<kBlockThreads>(s, Plus{}, partial);
+  if (kLog) {
+    const A shift = m + std::log(s);
+    c.for_each(n, [&](int k, int e, A v) { c.v[k][e] = v - shift; });
+  } else {
+    const A inv = A(1) / s;
+    c.for_each(n, [&](int k, int e, A v) { c.v[k][e] = v * inv; });
+  }
+  c.store(y + row * n, n);
+}
+
 // x, y: (outer, n, inner) contiguous, inner > 1; a thread per line (o, j).
 template <class T, bool kLog>
 __global__ void softmax_lines_kernel(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
@@ -133,6 +181,20 @@ void softmax_launch(const Tensor& out, const Tensor& in, int64_t dim) {
     uses_collectives(&softmax_warp_kernel<T, kLog>);
     launch_kernel(op, &softmax_warp_kernel<T, kLog>, dim3(blocks_for(outer, kWarpRowsPerBlock)),
                   dim3(32 * kWarpRowsPerBlock), 0, stream, x, y, outer, n);
+  } else if (n <= int64_t{kBlockThreads} * 4 * Vec16<T>::V && rows_fit_vectors<T>(n, {x, y})) {
+    EMBER_CHECK(outer <= INT32_MAX, op, ": ", outer, " rows; a CUDA softmax takes up to 2^31 - 1");
+    const int64_t vecs = (n / Vec16<T>::V + kBlockThreads - 1) / kBlockThreads;
+    auto run = [&](auto kernel) {
+      uses_collectives(kernel);
+      launch_kernel(op, kernel, dim3(static_cast<unsigned>(outer)), dim3(kBlockThreads), 0, stream,
+                    x, y, n);
+    };
+    if (vecs <= 1)
+      run(&softmax_cached_kernel<T, kLog, 1>);
+    else if (vecs <= 2)
+      run(&softmax_cached_kernel<T, kLog, 2>);
+    else
+      run(&softmax_cached_kernel<T, kLog, 4>);
   } else {
     uses_collectives(&softmax_block_kernel<T, kLog>);
     EMBER_CHECK(outer <= INT32_MAX, op, ": ", outer, " rows; a CUDA softmax takes up to 2^31 - 1");

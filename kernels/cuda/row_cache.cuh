@@ -1,0 +1,105 @@
+#pragma once
+// Rows held in registers: what the row kernels of softmax and layer_norm share when a row fits.
+//
+// Note [Rows held in registers]
+// A row of n contiguous elements (n a multiple of the 16-byte vector's V elements, every row
+// 16-byte aligned) is read once: a block of kThreads threads takes it, thread t holding the
+// row's vectors t, t + kThreads, ..., t + (kVecs - 1) kThreads as opmath values in registers
+// (RowCache). The statistics the op needs (softmax: max, then the sum of exp; layer_norm: the
+// sum, then the sum of squared deviations) are block reductions over those registers, and the
+// output is written from them, so x is read from memory once and y written once: a softmax
+// moves the bytes of a copy. The loops over k and e have constant bounds, which nvcc unrolls at
+// -O3 (ptxas reports no stack frame for these kernels), so the arrays stay in registers. Rows
+// longer than kThreads * kVecs vectors, misaligned rows and lengths that are not whole vectors take
+// the kernels' strided paths.
+
+#include <cstdint>
+#include <initializer_list>
+
+#include "kernels/cuda/common.cuh"
+#include "kernels/math/convert.h"
+
+namespace ember::kernels::cuda {
+
+// 16 bytes of T: one vector load or store.
+template <class T>
+struct alignas(16) Vec16 {
+  static constexpr int V = 16 / static_cast<int>(sizeof(T));
+  T v[V];
+};
+
+// Whether rows of n elements at x (and at every other pointer given) can be RowCache'd.
+template <class T>
+inline bool rows_fit_vectors(int64_t n, std::initializer_list<const void*> pointers) {
+  if (n % Vec16<T>::V != 0) return false;
+  for (const void* p : pointers)
+    if (p != nullptr && reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+  return true;
+}
+
+// The block's values combined with op (commutative: max, +) and given to every thread, with the
+// same bits in all of them: each xor-butterfly step combines a lane's value with its partner's,
+// and a commutative op gives both lanes one result. partial: kThreads / 32 slots of shared
+// memory; the leading barrier makes it reusable by consecutive calls.
+template <int kThreads, class A, class Op, class Shared>
+__device__ __forceinline__ A block_all_reduce(A v, Op op, Shared partial) {
+  constexpr int kWarps = kThreads / 32;
+  static_assert(kThreads % 32 == 0 && kWarps <= 32 && (kWarps & (kWarps - 1)) == 0,
+                "a power of two of whole warps, at most 32 of them");
+  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  for (int d = 16; d > 0; d /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, d, 32));
+  __syncthreads();  // the previous call's readers are done with partial
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  v = partial[lane % kWarps];
+  for (int d = 16; d > 0; d /= 2)
+    if (d < kWarps) v = op(v, __shfl_xor_sync(0xffffffffu, v, d, 32));
+  return v;
+}
+
+// One row's elements in registers (Note [Rows held in registers]).
+template <class T, class A, int kVecs, int kThreads>
+struct RowCache {
+  static constexpr int V = Vec16<T>::V;
+  A v[kVecs][V] = {};  // slots past the row's end are never read; zeroed for the host compiler
+
+  // Vector k of this thread: its index in the row's vectors, and whether the row has it.
+  __device__ __forceinline__ static int64_t index(int k) {
+    return static_cast<int64_t>(threadIdx.x) + static_cast<int64_t>(k) * kThreads;
+  }
+  __device__ __forceinline__ void load(const T* row, int64_t n) {
+    const auto* vr = reinterpret_cast<const Vec16<T>*>(row);
+    const int64_t nv = n / V;
+    for (int k = 0; k < kVecs; ++k) {
+      if (index(k) < nv) {
+        const Vec16<T> w = vr[index(k)];
+        for (int e = 0; e < V; ++e) v[k][e] = math::convert<A>(w.v[e]);
+      }
+    }
+  }
+  // f(k, e, value) for every element this thread holds, in row order within a vector; k and e
+  // are constants once unrolled, so f may index v (or another RowCache) with them.
+  template <class F>
+  __device__ __forceinline__ void for_each(int64_t n, F&& f) {
+    const int64_t nv = n / V;
+    for (int k = 0; k < kVecs; ++k) {
+      if (index(k) < nv) {
+        for (int e = 0; e < V; ++e) f(k, e, v[k][e]);
+      }
+    }
+  }
+  // row[j] = convert<T>(value) for every element j this thread holds.
+  __device__ __forceinline__ void store(T* row, int64_t n) const {
+    auto* vr = reinterpret_cast<Vec16<T>*>(row);
+    const int64_t nv = n / V;
+    for (int k = 0; k < kVecs; ++k) {
+      if (index(k) < nv) {
+        Vec16<T> w;
+        for (int e = 0; e < V; ++e) w.v[e] = math::convert<T>(v[k][e]);
+        vr[index(k)] = w;
+      }
+    }
+  }
+};
+
+}  // namespace ember::kernels::cuda
