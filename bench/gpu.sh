@@ -235,14 +235,18 @@ if [ "$tests" = ON ] && command -v compute-sanitizer > /dev/null; then
   done
 fi
 
-# The short table, last.
+# The short table, last: the tests, each benchmark's result rows and the CNN epochs.
 {
   echo
   echo "==== short table ===="
   grep -m1 '^== .*GPU:' "$OUT/summary.txt"
   grep -m1 '^== .*CUDA tests:' "$OUT/summary.txt"
-  grep -h -E 'vs copy|GB/s|ratio|x cuBLAS|x cuDNN|target' "$OUT"/bench_*.txt 2> /dev/null | grep -v '^ *$' | head -60
+  grep -h '%$' "$OUT/bench_cuda.txt" "$OUT/bench_norm_cuda.txt" 2> /dev/null
+  grep -h -E '^(float32|bfloat16) +[0-9]+ ' "$OUT/bench_gemm_cuda.txt" 2> /dev/null
+  grep -h -E ' (forward|backward) ' "$OUT/bench_conv_cuda.txt" 2> /dev/null
   grep -h '^CNN epoch' "$OUT/summary.txt"
+  grep -h -E '^\| DDP, default' "$OUT/bench_ddp_nccl.txt" 2> /dev/null
+  grep -h -E '^== .*compute-sanitizer' "$OUT/summary.txt"
 } > "$OUT/short_table.txt"
 cat "$OUT/short_table.txt" | tee -a "$OUT/summary.txt"
 log "done: full results in $OUT"

@@ -85,8 +85,14 @@ __device__ __forceinline__ Online<A> block_online(Online<A> s, Shared states) {
   return online_warp_merge(s);
 }
 
-// x: (M, C); target: (M); w: (C) or null; loss, wrow, lse: (M).
-template <class T>
+// x: (M, C); target: (M); w: (C) or null; loss, wrow, lse: (M). kVecs == 0: each thread folds
+// its elements c, c + blockDim.x, ... into an online state as they stream by. kVecs > 0: a row
+// that fits in registers (Note [Rows held in registers] in kernels/cuda/row_cache.cuh; kMaxThreads
+// threads) is loaded at once, and each thread's state is its max and then its sum of
+// exp(x - max), with no rescaling per element. A thread whose elements are all -inf keeps the
+// online form's state for them (max -inf, sum = their count), so that they add nothing to a row
+// with a finite max.
+template <class T, int kVecs>
 __global__ void cross_entropy_kernel(const T* x, const int64_t* target, const T* w,
                                      opmath_t<T>* loss, opmath_t<T>* wrow, opmath_t<T>* lse,
                                      int64_t C, int64_t ignore_index, opmath_t<T> e) {
@@ -96,38 +102,22 @@ __global__ void cross_entropy_kernel(const T* x, const int64_t* target, const T*
   const int64_t row = blockIdx.x;
   const T* xr = x + row * C;
   Online<A> s = Online<A>::empty();
-  for (int64_t c = threadIdx.x; c < C; c += blockDim.x) s.add(convert<A>(xr[c]));
-  s = block_online(s, states);
-  finish_row(s, xr, target, w, loss, wrow, lse, row, C, ignore_index, e, sums);
-}
-
-// The same for rows that fit in registers (Note [Rows held in registers] in
-// kernels/cuda/row_cache.cuh), kMaxThreads threads: the row's vectors are all loaded at once,
-// and each thread's state is its max and then its sum of exp(x - max), not an online update
-// per element. A thread whose elements are all -inf keeps the online form's state for them
-// (max -inf, sum = their count), so that they add nothing to a row with a finite max.
-template <class T, int kVecs>
-__global__ void cross_entropy_cached_kernel(const T* x, const int64_t* target, const T* w,
-                                            opmath_t<T>* loss, opmath_t<T>* wrow, opmath_t<T>* lse,
-                                            int64_t C, int64_t ignore_index, opmath_t<T> e) {
-  using A = opmath_t<T>;
-  EMBER_SHARED_ARRAY(Online<A>, states, kMaxWarps);
-  EMBER_SHARED_ARRAY(A, sums, kMaxWarps);
-  const int64_t row = blockIdx.x;
-  const T* xr = x + row * C;
-  RowCache<T, A, kVecs, kMaxThreads> c;
-  c.load(xr, C);
-  Online<A> s = Online<A>::empty();
-  A count = A(0);
-  c.for_each(C, [&](int, int, A v) {
-    s.max = (v > s.max || v != v) ? v : s.max;
-    count += A(1);
-  });
-  if (count > A(0)) {
-    if (s.max == -std::numeric_limits<A>::infinity()) {
-      s.sum = count;
-    } else {
-      c.for_each(C, [&](int, int, A v) { s.sum += std::exp(v - s.max); });
+  if constexpr (kVecs == 0) {
+    for (int64_t c = threadIdx.x; c < C; c += blockDim.x) s.add(convert<A>(xr[c]));
+  } else {
+    RowCache<T, A, kVecs, kMaxThreads> c;
+    c.load(xr, C);
+    A count = A(0);
+    c.for_each(C, [&](int, int, A v) {
+      s.max = NanMax{}(s.max, v);
+      count += A(1);
+    });
+    if (count > A(0)) {
+      if (s.max == -std::numeric_limits<A>::infinity()) {
+        s.sum = count;
+      } else {
+        c.for_each(C, [&](int, int, A v) { s.sum += std::exp(v - s.max); });
+      }
     }
   }
   s = block_online(s, states);
@@ -197,16 +187,13 @@ void cross_entropy_cuda(const native::CrossEntropyRows& out, const Tensor& logit
                     out.loss.data_ptr<A>(), out.weight.data_ptr<A>(), out.lse.data_ptr<A>(), C,
                     ignore_index, static_cast<A>(label_smoothing));
     };
-    const int64_t vecs = (C / Vec16<T>::V + kMaxThreads - 1) / kMaxThreads;
-    if (C > kMaxThreads && vecs <= 4 && rows_fit_vectors<T>(C, {logits.data_ptr()})) {
-      if (vecs <= 1)
-        run(&cross_entropy_cached_kernel<T, 1>, kMaxThreads);
-      else if (vecs <= 2)
-        run(&cross_entropy_cached_kernel<T, 2>, kMaxThreads);
-      else
-        run(&cross_entropy_cached_kernel<T, 4>, kMaxThreads);
+    if (C > kMaxThreads && row_vecs<T, kMaxThreads>(C) > 0 &&
+        rows_fit_vectors<T>(C, {logits.data_ptr()})) {
+      dispatch_row_vecs(row_vecs<T, kMaxThreads>(C), [&](auto vecs) {
+        run(&cross_entropy_kernel<T, decltype(vecs)::value>, kMaxThreads);
+      });
     } else {
-      run(&cross_entropy_kernel<T>, threads_for(C));
+      run(&cross_entropy_kernel<T, 0>, threads_for(C));
     }
   });
 }

@@ -25,8 +25,7 @@ namespace {
 // cuDNN for thread_handle (Note [Library handles per thread and stream]).
 struct Cudnn {
   using Handle = cudnnHandle_t;
-  static thread_local const char* op;  // the op asking, for the error messages
-  static Handle create(NativeStream s) {
+  static Handle create(NativeStream s, const char* op) {
     cudnnHandle_t h = nullptr;
     cudnn_check(cudnnCreate(&h), op, "cudnnCreate");
     const cudnnStatus_t bound = cudnnSetStream(h, static_cast<cudaStream_t>(s));
@@ -36,13 +35,11 @@ struct Cudnn {
   }
   static void destroy(Handle h) noexcept { cudnnDestroy(h); }
 };
-thread_local const char* Cudnn::op = "cudnn";
 
 }  // namespace
 
 cudnnHandle_t cudnn_handle(const Device& device, const Stream& stream, const char* op) {
-  Cudnn::op = op;
-  return thread_handle<Cudnn>(device, stream);
+  return thread_handle<Cudnn>(device, stream, op);
 }
 
 #else

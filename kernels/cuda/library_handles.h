@@ -17,10 +17,12 @@
 
 namespace ember::kernels::cuda {
 
-// Library supplies: using Handle; static Handle create(NativeStream) (a handle bound to the
-// stream, or it throws); static void destroy(Handle) noexcept.
-template <class Library>
-typename Library::Handle thread_handle(const Device& device, const Stream& stream) {
+// Library supplies: using Handle; static Handle create(NativeStream, args...) (a handle bound to
+// the stream, or it throws); static void destroy(Handle) noexcept. args (the op's name for the
+// error messages, say) reach create when the handle is made.
+template <class Library, class... Args>
+typename Library::Handle thread_handle(const Device& device, const Stream& stream,
+                                       const Args&... args) {
   struct Handles {
     std::map<std::pair<int, NativeStream>, typename Library::Handle> by_stream;
     ~Handles() {
@@ -32,7 +34,7 @@ typename Library::Handle thread_handle(const Device& device, const Stream& strea
   auto it = handles.by_stream.find({device.index, s});
   if (it != handles.by_stream.end()) return it->second;
   DeviceGuard guard(device);
-  return handles.by_stream.emplace(std::make_pair(device.index, s), Library::create(s))
+  return handles.by_stream.emplace(std::make_pair(device.index, s), Library::create(s, args...))
       .first->second;
 }
 

@@ -141,13 +141,6 @@ __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, opma
 // block of kBlockThreads per row holds it in registers, the mean is a block sum, the variance a
 // block sum of squared deviations from it (the two-pass form: as stable as Welford's, without a
 // division per element), and y is written from the registers; w and b are read as vectors too.
-struct Plus {
-  template <class A>
-  __device__ __forceinline__ A operator()(A a, A b) const {
-    return a + b;
-  }
-};
-
 template <class T, int kVecs>
 __global__ void layer_norm_cached_kernel(const T* x, const T* w, const T* b, T* y,
                                          opmath_t<T>* mean, opmath_t<T>* rstd, int64_t N,
@@ -277,22 +270,16 @@ void rows_forward(const Tensor& y, const Tensor& mean, const Tensor& rstd, const
                   dim3(blocks_for(M, kRowsPerBlock)), dim3(32 * kRowsPerBlock), 0, stream,
                   cptr<T>(x), cptr<T>(weight), cptr<T>(bias), mptr<T>(y), mptr<A>(mean),
                   mptr<A>(rstd), M, N, static_cast<A>(eps), aff);
-  } else if (aff.groups == 0 && N <= int64_t{kBlockThreads} * 4 * Vec16<T>::V &&
+  } else if (aff.groups == 0 && row_vecs<T, kBlockThreads>(N) > 0 &&
              rows_fit_vectors<T>(N, {x.data_ptr(), y.data_ptr(), cptr<T>(weight), cptr<T>(bias)})) {
     EMBER_CHECK(M <= INT32_MAX, op, ": ", M, " rows; the CUDA kernel takes up to 2^31 - 1");
-    const int64_t vecs = (N / Vec16<T>::V + kBlockThreads - 1) / kBlockThreads;
-    auto run = [&](auto kernel) {
+    dispatch_row_vecs(row_vecs<T, kBlockThreads>(N), [&](auto vecs) {
+      const auto kernel = &layer_norm_cached_kernel<T, decltype(vecs)::value>;
       uses_collectives(kernel);
       launch_kernel("layer_norm_kernel", kernel, dim3(static_cast<unsigned>(M)),
                     dim3(kBlockThreads), 0, stream, cptr<T>(x), cptr<T>(weight), cptr<T>(bias),
                     mptr<T>(y), mptr<A>(mean), mptr<A>(rstd), N, static_cast<A>(eps));
-    };
-    if (vecs <= 1)
-      run(&layer_norm_cached_kernel<T, 1>);
-    else if (vecs <= 2)
-      run(&layer_norm_cached_kernel<T, 2>);
-    else
-      run(&layer_norm_cached_kernel<T, 4>);
+    });
   } else {
     EMBER_CHECK(M <= INT32_MAX, op, ": ", M, " rows; the CUDA kernel takes up to 2^31 - 1");
     uses_collectives(&layer_norm_kernel<T, true>);

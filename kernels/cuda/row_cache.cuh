@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <type_traits>
 
 #include "kernels/cuda/common.cuh"
 #include "kernels/math/convert.h"
@@ -36,6 +37,40 @@ inline bool rows_fit_vectors(int64_t n, std::initializer_list<const void*> point
     if (p != nullptr && reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
   return true;
 }
+
+// The vectors per thread (1, 2 or 4) a block of kThreads needs to hold a row of n elements in
+// registers; 0 when the row is longer than that.
+template <class T, int kThreads>
+inline int row_vecs(int64_t n) {
+  const int64_t vecs = (n / Vec16<T>::V + kThreads - 1) / kThreads;
+  return vecs <= 1 ? 1 : vecs <= 2 ? 2 : vecs <= 4 ? 4 : 0;
+}
+
+// f(std::integral_constant<int, K>{}) for K = vecs (1, 2 or 4): picks the kernel instantiation.
+template <class F>
+void dispatch_row_vecs(int vecs, F&& f) {
+  if (vecs == 1)
+    f(std::integral_constant<int, 1>{});
+  else if (vecs == 2)
+    f(std::integral_constant<int, 2>{});
+  else
+    f(std::integral_constant<int, 4>{});
+}
+
+// The combining ops of the row kernels' block reductions: commutative, so block_all_reduce
+// gives every thread the same bits.
+struct Plus {
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return a + b;
+  }
+};
+struct NanMax {
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return (b > a || b != b) ? b : a;  // NaN wins, in either order
+  }
+};
 
 // The block's values combined with op (commutative: max, +) and given to every thread, with the
 // same bits in all of them: each xor-butterfly step combines a lane's value with its partner's,

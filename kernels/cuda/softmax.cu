@@ -107,19 +107,6 @@ __global__ void softmax_block_kernel(const T* x, T* y, int64_t n) {
 // per row, the row in registers (Note [Rows held in registers]): its max, then the sum of
 // exp(x - max), then the outputs, with x read once. A row holding NaN or +inf, or only -inf,
 // gives NaN everywhere, as the other kernels do (exp(x - max) is NaN for some element).
-struct NanMax {
-  template <class A>
-  __device__ __forceinline__ A operator()(A a, A b) const {
-    return (b > a || b != b) ? b : a;  // NaN wins, in either order
-  }
-};
-struct Plus {
-  template <class A>
-  __device__ __forceinline__ A operator()(A a, A b) const {
-    return a + b;
-  }
-};
-
 template <class T, bool kLog, int kVecs>
 __global__ void softmax_cached_kernel(const T* x, T* y, int64_t n) {
   using A = opmath_t<T>;
@@ -181,20 +168,14 @@ void softmax_launch(const Tensor& out, const Tensor& in, int64_t dim) {
     uses_collectives(&softmax_warp_kernel<T, kLog>);
     launch_kernel(op, &softmax_warp_kernel<T, kLog>, dim3(blocks_for(outer, kWarpRowsPerBlock)),
                   dim3(32 * kWarpRowsPerBlock), 0, stream, x, y, outer, n);
-  } else if (n <= int64_t{kBlockThreads} * 4 * Vec16<T>::V && rows_fit_vectors<T>(n, {x, y})) {
+  } else if (row_vecs<T, kBlockThreads>(n) > 0 && rows_fit_vectors<T>(n, {x, y})) {
     EMBER_CHECK(outer <= INT32_MAX, op, ": ", outer, " rows; a CUDA softmax takes up to 2^31 - 1");
-    const int64_t vecs = (n / Vec16<T>::V + kBlockThreads - 1) / kBlockThreads;
-    auto run = [&](auto kernel) {
+    dispatch_row_vecs(row_vecs<T, kBlockThreads>(n), [&](auto vecs) {
+      const auto kernel = &softmax_cached_kernel<T, kLog, decltype(vecs)::value>;
       uses_collectives(kernel);
       launch_kernel(op, kernel, dim3(static_cast<unsigned>(outer)), dim3(kBlockThreads), 0, stream,
                     x, y, n);
-    };
-    if (vecs <= 1)
-      run(&softmax_cached_kernel<T, kLog, 1>);
-    else if (vecs <= 2)
-      run(&softmax_cached_kernel<T, kLog, 2>);
-    else
-      run(&softmax_cached_kernel<T, kLog, 4>);
+    });
   } else {
     uses_collectives(&softmax_block_kernel<T, kLog>);
     EMBER_CHECK(outer <= INT32_MAX, op, ": ", outer, " rows; a CUDA softmax takes up to 2^31 - 1");
