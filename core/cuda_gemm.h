@@ -8,15 +8,18 @@
 //
 // Note [GEMM backends]
 // - ember (the default; EMBER_GEMM=ember): ember's hand-written kernels (kernels/cuda/gemm.cuh,
-//   the ladder of Note [The GEMM ladder]): variant 5 for every SIMT dtype, variant 6 (WMMA
-//   tensor cores, float32 accumulation) for float16 and bfloat16. set_gemm_variant(v) forces
-//   rung v (1..5 for every dtype, 6 only for float16/bfloat16); 0 restores the default.
+//   the ladder of Note [The GEMM ladder]): variant 7 (warp tiles) for float32, 5 for the other
+//   SIMT dtypes, and for float16 and bfloat16 the tensor cores with float32 accumulation:
+//   variant 8 (pipelined WMMA), or 6 (WMMA, smaller tiles) for products of fewer than 128
+//   tiles of 128 x 128. set_gemm_variant(v) forces rung v (1..5 for every dtype, 6 and 8 only
+//   for float16/bfloat16, 7 only for float32); 0 restores the default.
 // - cublas (EMBER_GEMM=cublas): cuBLAS's cublasGemmStridedBatchedEx, the reference, in real
 //   builds only (a simulated build raises an ember::Error saying so). Integer dtypes, and
 //   layouts cuBLAS cannot express (a matrix with no unit stride, a batch of more than one
 //   strided dim), run ember's kernel instead.
 // - auto (EMBER_GEMM=auto): the first GEMM of each (dtype, m, n, k, batch, operand layouts)
-//   times every candidate -- the ladder's variants for the dtype, and cuBLAS in real builds --
+//   times every candidate -- the ladder's variants for the dtype (without the naive and
+//   shared-tile rungs beyond 2^24 multiply-adds), and cuBLAS in real builds --
 //   with events (one warm-up and three timed runs each, into a scratch output), caches the
 //   fastest and prints one line to stderr naming it; later GEMMs of that key run the choice.
 //   None of ember's GEMM kernels splits k or uses atomics, so every candidate is deterministic

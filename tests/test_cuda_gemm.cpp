@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <tuple>
 
 #include "core/cuda.h"
 #include "core/cuda_gemm.h"
@@ -76,6 +77,8 @@ void check_float32(const Tensor& got, const Tensor& want, int64_t k) {
 
 // The SIMT variants every dtype has.
 constexpr int kSimtVariants[] = {1, 2, 3, 4, 5};
+// float32's: those and 7, the warp tiles.
+constexpr int kFloat32Variants[] = {1, 2, 3, 4, 5, 7};
 
 }  // namespace
 
@@ -83,7 +86,7 @@ TEST_CASE("cuda gemm: every variant matches the CPU at odd sizes (float32)", "[c
   if (!have_cuda()) return;
   const int64_t shapes[][3] = {{1, 1, 1},    {7, 33, 9},   {33, 7, 65}, {65, 129, 17},
                                {127, 1, 33}, {129, 65, 8}, {1, 129, 7}, {5, 3, 0}};
-  for (int v : kSimtVariants) {
+  for (int v : kFloat32Variants) {
     VariantGuard guard(v);
     for (const auto& s : shapes) {
       INFO("variant " << v << ", m " << s[0] << " n " << s[1] << " k " << s[2]);
@@ -101,7 +104,7 @@ TEST_CASE("cuda gemm: a 129 x 129 x 129 product with the default variant", "[cud
 
 TEST_CASE("cuda gemm: transposed, batched and broadcast operands", "[cuda][gemm]") {
   if (!have_cuda()) return;
-  for (int v : kSimtVariants) {
+  for (int v : kFloat32Variants) {
     VariantGuard guard(v);
     INFO("variant " << v);
     const Tensor a = wave({33, 17}, kFloat32), b = wave({65, 17}, kFloat32, 0.5);
@@ -134,7 +137,7 @@ TEST_CASE("cuda gemm: transposed, batched and broadcast operands", "[cuda][gemm]
 
 TEST_CASE("cuda gemm: alpha and beta, beta == 0 never reads out", "[cuda][gemm]") {
   if (!have_cuda()) return;
-  for (int v : kSimtVariants) {
+  for (int v : kFloat32Variants) {
     VariantGuard guard(v);
     INFO("variant " << v);
     const Tensor a = wave({1, 9, 33}, kFloat32), b = wave({1, 33, 7}, kFloat32, 0.6);
@@ -181,12 +184,12 @@ TEST_CASE("cuda gemm: float64 and the integer dtypes on every SIMT variant", "[c
 
 TEST_CASE("cuda gemm: float16 and bfloat16 through WMMA and the SIMT ladder", "[cuda][gemm]") {
   if (!have_cuda()) return;
-  const int64_t shapes[][3] = {{16, 16, 16}, {33, 65, 17}, {1, 7, 1}, {70, 9, 40}};
+  const int64_t shapes[][3] = {{16, 16, 16}, {33, 65, 17}, {1, 7, 1}, {70, 9, 40}, {130, 140, 72}};
   for (DType dt : {kFloat16, kBFloat16}) {
     // Inputs and the CPU's float32 product are exact; only the sum order and the final
     // rounding differ, so a few ulps of the 16-bit type bound the difference.
     const double eps = dt == kFloat16 ? 1.0 / 1024 : 1.0 / 128;
-    for (int v : {6, 1, 5}) {
+    for (int v : {6, 8, 1, 5}) {
       VariantGuard guard(v);
       for (const auto& s : shapes) {
         INFO("dtype " << dt << ", variant " << v << ", m " << s[0] << " n " << s[1] << " k "
@@ -209,7 +212,64 @@ TEST_CASE("cuda gemm: float16 and bfloat16 through WMMA and the SIMT ladder", "[
     CHECK_THROWS_WITH(matmul(a.cuda(), a.cuda()), Contains("GEMM variant 6 does not exist for "
                                                            "float32"));
   }
-  CHECK_THROWS_WITH(cuda::set_gemm_variant(7), Contains("set_gemm_variant"));
+  {
+    VariantGuard guard(7);
+    const Tensor a = wave({4, 4}, kFloat64);
+    CHECK_THROWS_WITH(matmul(a.cuda(), a.cuda()), Contains("GEMM variant 7 does not exist for "
+                                                           "float64"));
+  }
+  {
+    VariantGuard guard(8);
+    const Tensor a = wave({4, 4}, kFloat32);
+    CHECK_THROWS_WITH(matmul(a.cuda(), a.cuda()), Contains("GEMM variant 8 does not exist for "
+                                                           "float32"));
+  }
+  CHECK_THROWS_WITH(cuda::set_gemm_variant(9), Contains("set_gemm_variant"));
+}
+
+TEST_CASE("cuda gemm: the pipelined WMMA kernel stages every operand layout", "[cuda][gemm]") {
+  // Variant 8 stages a unit-column-stride operand row-major and a unit-row-stride one
+  // col-major, in 16-byte chunks where a chunk is whole and aligned, element by element
+  // elsewhere (Note [A pipelined WMMA GEMM]): each combination, the strided and misaligned
+  // fallbacks, and a k that ends inside a chunk, against the CPU.
+  if (!have_cuda()) return;
+  VariantGuard guard(8);
+  const int64_t m = 131, n = 136, k = 72;
+  for (DType dt : {kFloat16, kBFloat16}) {
+    const double eps = dt == kFloat16 ? 1.0 / 1024 : 1.0 / 128;
+    const double atol = eps * std::sqrt(static_cast<double>(k));
+    const Tensor a = wave({m, k}, dt), b = wave({k, n}, dt, 0.4);
+    const Tensor at = wave({k, m}, dt, 0.7).t(), bt = wave({n, k}, dt, 1.1).t();  // unit row stride
+    for (const auto& [x, y, what] : {std::tuple{a, b, "row-major A, row-major B"},
+                                     std::tuple{at, b, "col-major A, row-major B"},
+                                     std::tuple{a, bt, "row-major A, col-major B"},
+                                     std::tuple{at, bt, "col-major A, col-major B"}}) {
+      INFO("dtype " << dt << ", " << what);
+      check_close(matmul(x.cuda(), y.cuda()), matmul(x, y), 2 * eps, atol);
+    }
+    // Strided (no unit stride): every element on its own.
+    const Tensor as = wave({m, 2 * k}, dt).slice(1, 0, 2 * k, 2);
+    const Tensor bs = wave({2 * k, n}, dt, 0.2).slice(0, 0, 2 * k, 2);
+    INFO("dtype " << dt << ", strided");
+    check_close(matmul(as.cuda(), bs.cuda()), matmul(as, bs), 2 * eps, atol);
+    // Misaligned: a view starting one element in, so no chunk is 16-byte aligned.
+    const Tensor big = wave({m, k + 1}, dt, 0.3).cuda();
+    const Tensor am = big.slice(1, 1, k + 1);
+    INFO("dtype " << dt << ", misaligned A");
+    check_close(matmul(am, b.cuda()), matmul(am.cpu(), b), 2 * eps, atol);
+    // k = 21 inside rows of 24 whose last three elements are NaN: the last chunk of every row
+    // crosses the matrix's edge, and what lies past the edge must never be read (a NaN read
+    // there would reach the output through 0 * NaN).
+    Tensor pad_a = full({m, 24}, std::nan(""), TensorOptions(dt));
+    pad_a.slice(1, 0, 21).copy_(wave({m, 21}, dt));
+    Tensor pad_b = full({n, 24}, std::nan(""), TensorOptions(dt));
+    pad_b.slice(1, 0, 21).copy_(wave({n, 21}, dt, 0.9));
+    const Tensor a21 = pad_a.slice(1, 0, 21), b21 = pad_b.slice(1, 0, 21).t();
+    const Tensor a21c = pad_a.cuda().slice(1, 0, 21), b21c = pad_b.cuda().slice(1, 0, 21).t();
+    REQUIRE(a21c.stride(0) == 24);
+    INFO("dtype " << dt << ", k = 21 in NaN-padded rows");
+    check_close(matmul(a21c, b21c), matmul(a21, b21), 2 * eps, eps * std::sqrt(21.0));
+  }
 }
 
 TEST_CASE("cuda gemm: EMBER_GEMM selects the backend, auto benchmarks once per shape",
@@ -259,13 +319,13 @@ TEST_CASE("cuda gemm: every variant is racecheck- and initcheck-clean", "[cuda][
   o.racecheck = true;
   o.fill = ember::sim::Fill::nan;
   ember::sim::set_options(o);
-  for (int v : {1, 2, 3, 4, 5, 6}) {
+  for (int v : {1, 2, 3, 4, 5, 6, 7, 8}) {
     VariantGuard guard(v);
     INFO("variant " << v);
-    const DType dt = v == 6 ? kBFloat16 : kFloat32;
-    const Tensor a = wave({2, 70, 20}, dt), b = wave({2, 20, 33}, dt, 0.5);
-    check_close(bmm(a.cuda(), b.cuda()), bmm(a, b), v == 6 ? 1.0 / 64 : 1e-5,
-                v == 6 ? 1.0 / 16 : 1e-5);
+    const bool wmma = v == 6 || v == 8;
+    const DType dt = wmma ? kBFloat16 : kFloat32;
+    const Tensor a = wave({2, 70, 40}, dt), b = wave({2, 40, 33}, dt, 0.5);
+    check_close(bmm(a.cuda(), b.cuda()), bmm(a, b), wmma ? 1.0 / 64 : 1e-5, wmma ? 1.0 / 16 : 1e-5);
     cuda::synchronize();
   }
   ember::sim::set_options(saved);

@@ -30,6 +30,15 @@
 #include <cuda_runtime.h>
 #endif
 
+// `EMBER_UNROLL for (...)`: asks nvcc to unroll a loop whose trip count is a constant, where its
+// own heuristics stop short (a GEMM's inner k loop). g++ in a sim build has no such pragma (it
+// would warn), so there it expands to nothing.
+#if defined(EMBER_CUDA_SIM)
+#define EMBER_UNROLL
+#else
+#define EMBER_UNROLL _Pragma("unroll")
+#endif
+
 #include "core/error.h"
 #include "core/profiler.h"
 #include "core/stream.h"

@@ -23,13 +23,43 @@ using gemm::gemm_acc_t;
 using gemm::GemmArgs;
 using gemm::kMaxBatchDims;
 
-constexpr int kWmmaVariant = 6;
+constexpr int kWmmaVariant = 6, kWarpTileVariant = 7, kWmmaPipelinedVariant = 8;
 constexpr unsigned kMaxGridY = 65535, kMaxGridZ = 65535;
 
 bool is_16bit(DType dt) { return dt == kFloat16 || dt == kBFloat16; }
+template <class T>
+constexpr bool is_16bit_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
-// The default rung for a dtype (Note [The GEMM ladder]).
-int default_variant(DType dt) { return is_16bit(dt) ? kWmmaVariant : 5; }
+// The default rung for a product into out (Note [The GEMM ladder]): 7 (warp tiles) for float32,
+// 5 for the other SIMT dtypes; for the 16-bit floats 8 (pipelined WMMA), or 6 where 8's
+// 128 x 128 tiles would number fewer than kFewTiles (too few blocks to fill a large GPU; 6's
+// 64 x 64 tiles make four times as many).
+constexpr int64_t kFewTiles = 128;
+int default_variant(const Tensor& out) {
+  const DType dt = out.dtype();
+  if (dt == kFloat32) return kWarpTileVariant;
+  if (!is_16bit(dt)) return 5;
+  const int64_t m = out.size(-2), n = out.size(-1);
+  const int64_t batches = m * n == 0 ? 0 : out.numel() / (m * n);
+  const int64_t tiles =
+      (m + gemm::kPM - 1) / gemm::kPM * ((n + gemm::kPN - 1) / gemm::kPN) * batches;
+  return tiles < kFewTiles ? kWmmaVariant : kWmmaPipelinedVariant;
+}
+
+// The rungs that exist for a dtype: 1..5 for every dtype, then 6 and 8 (WMMA) for the 16-bit
+// floats, 7 (warp tiles) for float32.
+std::vector<int> variants_of(DType dt) {
+  std::vector<int> v = {1, 2, 3, 4, 5};
+  if (is_16bit(dt)) v.insert(v.end(), {kWmmaVariant, kWmmaPipelinedVariant});
+  if (dt == kFloat32) v.push_back(kWarpTileVariant);
+  return v;
+}
+
+// m * n * k * batches of the product into out.
+double gemm_work(const Tensor& out, const Tensor& a) {
+  return static_cast<double>(out.numel()) * static_cast<double>(a.size(-1));
+}
+constexpr double kTeachingRungWork = 1 << 24;
 
 // A launch's geometry plus the batch dims beyond kMaxBatchDims, which the host loops over.
 struct Geometry {
@@ -99,25 +129,50 @@ void launch_variant(int variant, const T* a, const T* b, T* c, const GemmArgs& g
       return launch("gemm_shared", &gemm::gemm_shared<T>, gemm::kSharedTile, gemm::kSharedTile,
                     dim3(gemm::kSharedTile, gemm::kSharedTile));
     case 3:
-      return launch("gemm_blocked<registers>", &gemm::gemm_blocked<T, false, false>, gemm::kBM,
+      return launch("gemm_blocked<registers>",
+                    &gemm::gemm_blocked<T, false, false, gemm::Micro::contiguous>, gemm::kBM,
                     gemm::kBN, dim3(gemm::kBlockedThreads));
     case 4:
-      return launch("gemm_blocked<float4>", &gemm::gemm_blocked<T, true, false>, gemm::kBM,
+      return launch("gemm_blocked<float4>",
+                    &gemm::gemm_blocked<T, true, false, gemm::Micro::contiguous>, gemm::kBM,
                     gemm::kBN, dim3(gemm::kBlockedThreads));
     case 5:
-      return launch("gemm_blocked<double_buffer>", &gemm::gemm_blocked<T, true, true>, gemm::kBM,
-                    gemm::kBN, dim3(gemm::kBlockedThreads));
+      return launch("gemm_blocked<double_buffer>",
+                    &gemm::gemm_blocked<T, true, true, gemm::Micro::split>, gemm::kBM, gemm::kBN,
+                    dim3(gemm::kBlockedThreads));
     case kWmmaVariant:
-      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      if constexpr (is_16bit_v<T>) {
         return launch("gemm_wmma", &gemm::gemm_wmma<T>, gemm::kWM, gemm::kWN,
                       dim3(gemm::kWmmaThreads));
+      }
+      break;
+    case kWarpTileVariant:
+      if constexpr (std::is_same_v<T, float>) {
+        return launch("gemm_blocked<warp_tiles>",
+                      &gemm::gemm_blocked<T, true, true, gemm::Micro::warp_tiles>, gemm::kBM,
+                      gemm::kBN, dim3(gemm::kBlockedThreads));
+      }
+      break;
+    case kWmmaPipelinedVariant:
+      if constexpr (is_16bit_v<T>) {
+        // The tiles are staged in the operands' own layouts (Note [A pipelined WMMA GEMM]).
+        const bool a_col = g.a_rs == 1 && g.a_cs != 1, b_col = g.b_rs == 1 && g.b_cs != 1;
+        auto kernel = a_col ? (b_col ? &gemm::gemm_wmma_pipelined<T, true, true>
+                                     : &gemm::gemm_wmma_pipelined<T, true, false>)
+                            : (b_col ? &gemm::gemm_wmma_pipelined<T, false, true>
+                                     : &gemm::gemm_wmma_pipelined<T, false, false>);
+        return launch("gemm_wmma_pipelined", kernel, gemm::kPM, gemm::kPN,
+                      dim3(gemm::kPipelinedThreads));
       }
       break;
     default:
       break;
   }
   EMBER_ERROR("matmul: GEMM variant ", variant, " does not exist for ", dtype_name(dtype_of_v<T>),
-              " (1..5", std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ? ", 6 WMMA" : "",
+              " (1..5",
+              is_16bit_v<T>              ? ", 6 and 8 WMMA"
+              : std::is_same_v<T, float> ? ", 7 warp tiles"
+                                         : "",
               "; set_gemm_variant in core/cuda_gemm.h)");
 }
 
@@ -151,7 +206,7 @@ void run_choice(const std::string& choice, const Tensor& out, const Tensor& a, c
                 const Scalar& alpha, const Scalar& beta) {
   if (choice == "cublas") {
     if (cublas_gemm(out, a, b, alpha, beta)) return;
-    run_ember(default_variant(out.dtype()), out, a, b, alpha, beta);
+    run_ember(default_variant(out), out, a, b, alpha, beta);
     return;
   }
   run_ember(std::stoi(choice.substr(6)), out, a, b, alpha, beta);
@@ -170,8 +225,12 @@ std::string autotune_key(const Tensor& out, const Tensor& a, const Tensor& b) {
 std::string autotune(const std::string& key, const Tensor& out, const Tensor& a, const Tensor& b,
                      const Scalar& alpha) {
   std::vector<std::string> candidates;
-  for (int v = 1; v <= (is_16bit(out.dtype()) ? kWmmaVariant : 5); ++v)
+  for (int v : variants_of(out.dtype())) {
+    // The naive and shared-tile rungs only teach: beyond about 2^24 multiply-adds they are
+    // many times slower than rung 3 and would make the first call of a large shape take seconds.
+    if (v <= 2 && gemm_work(out, a) > kTeachingRungWork) continue;
     candidates.push_back("ember:" + std::to_string(v));
+  }
   if (cublas_is_built() && is_floating(out.dtype())) candidates.push_back("cublas");
   Tensor scratch = empty(out.sizes(), out.options());
   const Stream stream = current_stream(out.device());
@@ -208,7 +267,7 @@ void batched_gemm_kernel(const Tensor& out, const Tensor& a, const Tensor& b, co
   const ember::cuda::GemmBackend backend = ember::cuda::gemm_backend();
   if (backend == ember::cuda::GemmBackend::cublas) {
     if (cublas_gemm(out, a, b, alpha, beta)) return;
-    run_ember(default_variant(out.dtype()), out, a, b, alpha, beta);
+    run_ember(default_variant(out), out, a, b, alpha, beta);
     return;
   }
   if (backend == ember::cuda::GemmBackend::autotune) {
@@ -219,7 +278,7 @@ void batched_gemm_kernel(const Tensor& out, const Tensor& a, const Tensor& b, co
     return;
   }
   const int forced = ember::cuda::gemm_variant();
-  run_ember(forced != 0 ? forced : default_variant(out.dtype()), out, a, b, alpha, beta);
+  run_ember(forced != 0 ? forced : default_variant(out), out, a, b, alpha, beta);
 }
 
 }  // namespace

@@ -25,12 +25,18 @@
 //                      k step instead of two; each thread's 8 x 8 micro-tile is split into four
 //                      4 x 4 pieces 64 rows / columns apart, so the threads of a warp read
 //                      consecutive shared addresses (broadcast-free, conflict-free) -- the
-//                      default for every SIMT dtype;
+//                      default for the SIMT dtypes other than float32;
 //   6 WMMA             float16 / bfloat16 on tensor cores through nvcuda::wmma m16n16k16 with
 //                      float32 accumulation: a 64 x 64 block tile, k in steps of 32, four warps
 //                      of 2 x 2 fragments each; tiles go through shared memory (converted from
 //                      any layout on the way in), the accumulators leave through shared memory
-//                      for the alpha / beta epilogue -- the default for the 16-bit floats.
+//                      for the alpha / beta epilogue -- the 16-bit default for small products;
+//   7 warp tiles       float32: variant 5 with k in steps of 16 (half the barriers) and each
+//                      warp owning a 64 x 32 piece of the block tile, its lanes 8 x 4 over it
+//                      (see Micro below), the k loop unrolled -- the float32 default;
+//   8 pipelined WMMA   float16 / bfloat16: 128 x 128 tiles, operands staged in their own layout
+//                      in 16-byte cp.async chunks, two stages in flight (Note [A pipelined WMMA
+//                      GEMM]) -- the 16-bit default once the product has 128 such tiles.
 // Variants 1-5 are templates over the element type: float32 is the ladder proper; float64,
 // the 16-bit floats and the integers run them too with the accumulator of gemm_acc_t (float for
 // the 16-bit floats, int64 for integers, wrapping to the dtype on store like the CPU kernel),
@@ -45,6 +51,7 @@
 #include "kernels/cuda/common.cuh"
 
 #if !defined(EMBER_CUDA_SIM)
+#include <cuda_pipeline.h>
 #include <mma.h>
 #endif
 
@@ -154,9 +161,43 @@ __global__ void gemm_shared(const T* a, const T* b, T* c, GemmArgs g, gemm_acc_t
   }
 }
 
-// ---- 3, 4, 5: register blocking, vector loads, double buffering ---------------------------
-constexpr int kBM = 128, kBN = 128, kBK = 8, kTM = 8, kTN = 8;
+// ---- 3, 4, 5, 7: register blocking, vector loads, double buffering, warp tiles -----------
+constexpr int kBM = 128, kBN = 128, kTM = 8, kTN = 8;
 constexpr int kBlockedThreads = (kBM / kTM) * (kBN / kTN);  // 256
+
+// Where a thread's 8 x 8 micro-tile lies in the 128 x 128 block tile:
+//   contiguous (3, 4)  rows tr * 8 + i, columns tc * 8 + j (tr = tid / 16, tc = tid % 16);
+//   split (5)          four 4 x 4 pieces 64 rows / columns apart, so a warp reads consecutive
+//                      shared addresses;
+//   warp_tiles (7)     each warp owns a 64 x 32 piece of the block tile (warps 2 x 4), and each
+//                      lane four 4 x 4 pieces of it, 32 rows / 16 columns apart (lanes 8 x 4):
+//                      a warp's shared reads per k are 8 distinct float4 of A and 4 of B, all
+//                      in different banks, and its A and B footprints stay small.
+enum class Micro { contiguous, split, warp_tiles };
+
+template <Micro kMicro>
+__device__ inline int micro_row(int tid, int i) {
+  if constexpr (kMicro == Micro::warp_tiles) {
+    const int warp = tid / 32, lane = tid % 32;
+    return warp / 4 * 64 + i / 4 * 32 + lane / 4 * 4 + i % 4;
+  } else if constexpr (kMicro == Micro::split) {
+    return i / (kTM / 2) * (kBM / 2) + tid / (kBN / kTN) * (kTM / 2) + i % (kTM / 2);
+  } else {
+    return tid / (kBN / kTN) * kTM + i;
+  }
+}
+
+template <Micro kMicro>
+__device__ inline int micro_col(int tid, int j) {
+  if constexpr (kMicro == Micro::warp_tiles) {
+    const int warp = tid / 32, lane = tid % 32;
+    return warp % 4 * 32 + j / 4 * 16 + lane % 4 * 4 + j % 4;
+  } else if constexpr (kMicro == Micro::split) {
+    return j / (kTN / 2) * (kBN / 2) + tid % (kBN / kTN) * (kTN / 2) + j % (kTN / 2);
+  } else {
+    return tid % (kBN / kTN) * kTN + j;
+  }
+}
 
 // One thread's share of an R x C tile of a strided matrix, fetched from global memory into
 // registers in runs of four along the matrix's unit-stride dim (`cols_fast`: along the columns,
@@ -224,27 +265,29 @@ struct TileFetch {
   }
 };
 
-// Row (or column) of a thread's i-th micro-tile element within the block tile: contiguous
-// (t * kT + i) for variants 3 and 4, split in halves kB / 2 apart for variant 5.
-template <bool kSplit, int kB, int kT>
-__device__ inline int micro_index(int t, int i) {
-  if constexpr (kSplit)
-    return i / (kT / 2) * (kB / 2) + t * (kT / 2) + i % (kT / 2);
-  else
-    return t * kT + i;
-}
+// The k depth of a tile: 8 for variants 3-5; 16 with warp tiles (half the barriers per k, and
+// 16 multiply steps between them). A's k-major tile gets a pad of 4 there: its transposed
+// stores then hit two banks per address instead of four, and each row stays 16-byte aligned
+// for the float4 reads.
+template <Micro kMicro>
+constexpr int blocked_bk = kMicro == Micro::warp_tiles ? 16 : 8;
+template <Micro kMicro>
+constexpr int blocked_pad = kMicro == Micro::warp_tiles ? 4 : 0;
 
-// block 256 threads; grid (ceil(n / 128), ceil(m / 128), batches).
-template <class T, bool kVec, bool kDoubleBuffer>
-__global__ void gemm_blocked(const T* a, const T* b, T* c, GemmArgs g, gemm_acc_t<T> alpha,
-                             gemm_acc_t<T> beta) {
+// block 256 threads; grid (ceil(n / 128), ceil(m / 128), batches). ptxas for sm_90 (float32):
+// variant 5 uses 195 registers, variant 7 168, neither spills -- one block (eight warps) per SM.
+// Capping variant 7 at 128 registers (two blocks per SM) made ptxas spill; which wins is a GPU
+// measurement still to make.
+template <class T, bool kVec, bool kDoubleBuffer, Micro kMicro>
+__global__ void __launch_bounds__(kBlockedThreads)
+    gemm_blocked(const T* a, const T* b, T* c, GemmArgs g, gemm_acc_t<T> alpha,
+                 gemm_acc_t<T> beta) {
   using Acc = gemm_acc_t<T>;
   constexpr int kStages = kDoubleBuffer ? 2 : 1;
-  constexpr bool kSplit = kDoubleBuffer;
-  EMBER_SHARED_ARRAY(Acc, as, kStages, kBK, kBM);  // as[s][p][i] = A(m0 + i, k0 + p)
+  constexpr int kBK = blocked_bk<kMicro>;
+  EMBER_SHARED_ARRAY(Acc, as, kStages, kBK, kBM + blocked_pad<kMicro>);  // A(m0 + i, k0 + p)
   EMBER_SHARED_ARRAY(Acc, bs, kStages, kBK, kBN);  // bs[s][p][j] = B(k0 + p, n0 + j)
   const int tid = static_cast<int>(threadIdx.x);
-  const int tr = tid / (kBN / kTN), tc = tid % (kBN / kTN);
   const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kBM;
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kBN;
   // The unit-stride dim of each operand decides how its tile is read (coalesced either way).
@@ -269,10 +312,11 @@ __global__ void gemm_blocked(const T* a, const T* b, T* c, GemmArgs g, gemm_acc_
     };
     Acc acc[kTM][kTN] = {};
     auto multiply = [&](int stage) {
+      EMBER_UNROLL
       for (int p = 0; p < kBK; ++p) {
         Acc am[kTM], bn[kTN];
-        for (int i = 0; i < kTM; ++i) am[i] = as[stage][p][micro_index<kSplit, kBM, kTM>(tr, i)];
-        for (int j = 0; j < kTN; ++j) bn[j] = bs[stage][p][micro_index<kSplit, kBN, kTN>(tc, j)];
+        for (int i = 0; i < kTM; ++i) am[i] = as[stage][p][micro_row<kMicro>(tid, i)];
+        for (int j = 0; j < kTN; ++j) bn[j] = bs[stage][p][micro_col<kMicro>(tid, j)];
         for (int i = 0; i < kTM; ++i)
           for (int j = 0; j < kTN; ++j) acc[i][j] += am[i] * bn[j];
       }
@@ -300,10 +344,10 @@ __global__ void gemm_blocked(const T* a, const T* b, T* c, GemmArgs g, gemm_acc_
       }
     }
     for (int i = 0; i < kTM; ++i) {
-      const int64_t row = m0 + micro_index<kSplit, kBM, kTM>(tr, i);
+      const int64_t row = m0 + micro_row<kMicro>(tid, i);
       if (row >= g.m) continue;
       for (int j = 0; j < kTN; ++j) {
-        const int64_t col = n0 + micro_index<kSplit, kBN, kTN>(tc, j);
+        const int64_t col = n0 + micro_col<kMicro>(tid, j);
         if (col < g.n) store_out(c + co + row * g.c_rs + col * g.c_cs, acc[i][j], alpha, beta);
       }
     }
@@ -391,6 +435,170 @@ __global__ void gemm_wmma(const T* a, const T* b, T* c, GemmArgs g, float alpha,
                   alpha, beta);
     }
     __syncthreads();  // cs is rewritten by the next batch
+  }
+}
+
+// ---- 8: WMMA, pipelined ------------------------------------------------------------------
+// Note [A pipelined WMMA GEMM]
+// Variant 6 spends most of its time staging: one scalar load and one float round trip per
+// element, 64 x 64 tiles (each element of A and B is read from global memory n / 64 and m / 64
+// times), and a barrier pair around every 32-deep k step with nothing in flight. Variant 8:
+// - 128 x 128 block tiles, k in steps of 32, eight warps (2 x 4) of 64 x 32 each: a warp keeps
+//   4 x 2 accumulator fragments, and per 16-deep step loads 4 + 2 fragments for 8 mma_syncs;
+// - tiles are staged in the operand's own layout: A with unit column stride is kept row-major
+//   (m x k), A with unit row stride (a transposed A) col-major (k x m), and likewise B, so the
+//   16-byte chunks (eight elements along the unit-stride dim) are copied unchanged, and the
+//   fragments are loaded as row_major or col_major to match (four instantiations); a matrix with
+//   no unit stride, a chunk crossing the matrix's edge or a misaligned address takes the
+//   element-by-element path, writing zeros outside the matrix;
+// - the chunks go through cp.async (sm_80+): global to shared without passing through
+//   registers, into the second of two stages while the warps multiply the first; one barrier
+//   per k step (wait for this tile's copies, barrier, issue the next tile's, multiply). The
+//   simulator copies at once (its cp.async is an ordinary copy; the barrier order is the same);
+// - the accumulators leave through a 16 x 16 float tile per warp for the alpha / beta epilogue.
+// Shared memory: two stages of A and B, padded by 8 elements a row (each fragment pointer
+// 32-byte aligned, rows 16 bytes apart in banks), plus the epilogue tiles: 48 KiB at most, the
+// static limit.
+constexpr int kPM = 128, kPN = 128, kPK = 32, kPipelinedThreads = 256, kPPad = 8;
+
+// The shared row length and size of an operand's tile: `rows` x `cols` as stored (the second
+// dim the unit-stride one), each row padded.
+template <int kRows, int kCols>
+struct StagedTile {
+  static constexpr int kLd = kCols + kPPad;
+  static constexpr int kSize = kRows * kLd;
+};
+
+// Copies 16 bytes (eight 16-bit elements) from global memory into shared memory: cp.async on a
+// GPU (completed by __pipeline_wait_prior), a plain copy in the simulator.
+template <class S, class W>
+__device__ inline void copy16_async(S&& s, int stage, int offset, const W* src) {
+#if defined(EMBER_CUDA_SIM)
+  for (int j = 0; j < 8; ++j) s[stage][offset + j] = src[j];
+#else
+  __pipeline_memcpy_async(&s[stage][offset], src, 16);
+#endif
+}
+
+// Stages a kRows x kCols tile whose element (r, c) lies at src[r * rs + c * cs] (rows_left /
+// cols_left of it inside the matrix) into s[stage] (row length StagedTile::kLd), chunk by chunk.
+template <int kRows, int kCols, class S, class W>
+__device__ inline void stage_tile(S&& s, int stage, const W* src, int64_t rs, int64_t cs,
+                                  int64_t rows_left, int64_t cols_left, int tid) {
+  constexpr int kLd = StagedTile<kRows, kCols>::kLd;
+  constexpr int kChunks = kRows * kCols / 8;
+  static_assert(kChunks % kPipelinedThreads == 0, "tile must split into whole chunks");
+  for (int q = tid; q < kChunks; q += kPipelinedThreads) {
+    const int r = q / (kCols / 8), c = q % (kCols / 8) * 8;
+    const W* p = src + r * rs + c * cs;
+    if (cs == 1 && r < rows_left && c + 8 <= cols_left &&
+        reinterpret_cast<std::uintptr_t>(p) % 16 == 0) {
+      copy16_async(s, stage, r * kLd + c, p);
+      continue;
+    }
+    for (int j = 0; j < 8; ++j) {
+      const bool inside = r < rows_left && c + j < cols_left;
+      s[stage][r * kLd + c + j] = inside ? p[j * cs] : W(0.0f);  // zeros past the edge
+    }
+  }
+}
+
+// kACol: A is staged col-major (k x m; A has unit row stride), else row-major (m x k); kBCol:
+// B is staged col-major (n x k; B has unit row stride), else row-major (k x n).
+// block 256 threads (eight warps, 2 x 4 over the 128 x 128 tile); grid (ceil(n / 128),
+// ceil(m / 128), batches).
+template <class T, bool kACol, bool kBCol>
+__global__ void __launch_bounds__(kPipelinedThreads)
+    gemm_wmma_pipelined(const T* a, const T* b, T* c, GemmArgs g, float alpha, float beta) {
+  namespace wmma = nvcuda::wmma;
+  using W = typename wmma_type<T>::type;
+  using ATile = std::conditional_t<kACol, StagedTile<kPK, kPM>, StagedTile<kPM, kPK>>;
+  using BTile = std::conditional_t<kBCol, StagedTile<kPN, kPK>, StagedTile<kPK, kPN>>;
+  using ALayout = std::conditional_t<kACol, wmma::col_major, wmma::row_major>;
+  using BLayout = std::conditional_t<kBCol, wmma::col_major, wmma::row_major>;
+  EMBER_SHARED_ARRAY(W, as, 2, ATile::kSize);
+  EMBER_SHARED_ARRAY(W, bs, 2, BTile::kSize);
+  EMBER_SHARED_ARRAY(float, cs, kPipelinedThreads / 32, 16 * 16);  // a warp's epilogue tile
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32, lane = tid % 32, wm = warp / 4, wn = warp % 4;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kPM;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kPN;
+  const int64_t k_tiles = (g.k + kPK - 1) / kPK;
+  const W* wa = reinterpret_cast<const W*>(a);
+  const W* wb = reinterpret_cast<const W*>(b);
+  for (int64_t z = blockIdx.z; z < g.batches; z += gridDim.z) {
+    int64_t ao, bo, co;
+    batch_offsets(g, z, ao, bo, co);
+    auto issue = [&](int64_t t, int stage) {
+      const int64_t k0 = t * kPK;
+      const W* pa = wa + ao + m0 * g.a_rs + k0 * g.a_cs;
+      const W* pb = wb + bo + k0 * g.b_rs + n0 * g.b_cs;
+      if constexpr (kACol)
+        stage_tile<kPK, kPM>(as, stage, pa, g.a_cs, g.a_rs, g.k - k0, g.m - m0, tid);
+      else
+        stage_tile<kPM, kPK>(as, stage, pa, g.a_rs, g.a_cs, g.m - m0, g.k - k0, tid);
+      if constexpr (kBCol)
+        stage_tile<kPN, kPK>(bs, stage, pb, g.b_cs, g.b_rs, g.n - n0, g.k - k0, tid);
+      else
+        stage_tile<kPK, kPN>(bs, stage, pb, g.b_rs, g.b_cs, g.k - k0, g.n - n0, tid);
+#if !defined(EMBER_CUDA_SIM)
+      __pipeline_commit();
+#endif
+    };
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];
+    // Constant indices only (EMBER_UNROLL below too): an accumulator indexed at run time would
+    // live in local memory.
+    EMBER_UNROLL
+    for (int i = 0; i < 4; ++i) EMBER_UNROLL
+    for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+    if (k_tiles > 0) issue(0, 0);
+    for (int64_t t = 0; t < k_tiles; ++t) {
+      const int stage = static_cast<int>(t & 1);
+#if !defined(EMBER_CUDA_SIM)
+      __pipeline_wait_prior(0);  // this thread's copies of tile t have landed
+#endif
+      // Every thread's copies of tile t are visible, and every warp is done with tile t - 1,
+      // whose stage the next issue overwrites.
+      __syncthreads();
+      if (t + 1 < k_tiles) issue(t + 1, stage ^ 1);
+      EMBER_UNROLL
+      for (int kk = 0; kk < kPK; kk += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, W, ALayout> fa[4];
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, W, BLayout> fb[2];
+        EMBER_UNROLL
+        for (int i = 0; i < 4; ++i) {
+          const int row = wm * 64 + i * 16;  // A(row.., kk..)
+          const int off = kACol ? kk * ATile::kLd + row : row * ATile::kLd + kk;
+          wmma::load_matrix_sync(fa[i], &as[stage][off], ATile::kLd);
+        }
+        EMBER_UNROLL
+        for (int j = 0; j < 2; ++j) {
+          const int col = wn * 32 + j * 16;  // B(kk.., col..)
+          const int off = kBCol ? col * BTile::kLd + kk : kk * BTile::kLd + col;
+          wmma::load_matrix_sync(fb[j], &bs[stage][off], BTile::kLd);
+        }
+        EMBER_UNROLL
+        for (int i = 0; i < 4; ++i) EMBER_UNROLL
+        for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+      }
+    }
+    EMBER_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      EMBER_UNROLL
+      for (int j = 0; j < 2; ++j) {
+        wmma::store_matrix_sync(&cs[warp][0], acc[i][j], 16, wmma::mem_row_major);
+        __syncwarp();
+        const int64_t row0 = m0 + wm * 64 + i * 16, col0 = n0 + wn * 32 + j * 16;
+        for (int e = lane; e < 16 * 16; e += 32) {
+          const int64_t row = row0 + e / 16, col = col0 + e % 16;
+          if (row < g.m && col < g.n)
+            store_out(c + co + row * g.c_rs + col * g.c_cs, static_cast<float>(cs[warp][e]), alpha,
+                      beta);
+        }
+        __syncwarp();  // the tile is rewritten by the next fragment
+      }
+    }
+    __syncthreads();  // the stages are rewritten by the next batch
   }
 }
 
