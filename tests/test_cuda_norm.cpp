@@ -70,12 +70,16 @@ TEST_CASE("cuda softmax and log_softmax match the CPU on short, long and strided
     Shape shape;
     int64_t dim;
   };
-  // (7, 5): warp rows shorter than a warp; (3, 1000): warp rows; (2, 3000), (1, 70000): block
-  // rows; dim 0 / 1 of 3-D shapes: strided lines; 0-dim and size-1 lines.
-  const std::vector<Case> cases = {{{7, 5}, 1},       {{3, 1000}, -1}, {{2, 3000}, 1},
-                                   {{1, 70000}, 0},   {{4, 6, 9}, 1},  {{33, 3, 5}, 0},
-                                   {{2, 2049, 3}, 1}, {{5}, 0},        {{}, 0},
-                                   {{6, 1}, 1},       {{1, 6}, 0},     {{0, 4}, 1}};
+  // (7, 5): warp rows shorter than a warp; (3, 1000): warp rows; (2, 3000): rows in registers;
+  // (1, 70000), (2, 20000): rows too long for registers, split into chunks (16-byte vectors);
+  // (2, 9001): the same without whole vectors; dim 0 / 1 of 3-D shapes: strided lines (Note
+  // [Softmax over lines]), (3, 70, 45) with a partial strip of 32 lines, (1, 20000, 3) and
+  // (30000, 5) dim 0 few long lines split into chunks; 0-dim and size-1 lines.
+  const std::vector<Case> cases = {
+      {{7, 5}, 1},        {{3, 1000}, -1}, {{2, 3000}, 1},  {{1, 70000}, 0},   {{2, 20000}, 1},
+      {{2, 9001}, 1},     {{4, 6, 9}, 1},  {{33, 3, 5}, 0}, {{2, 2049, 3}, 1}, {{3, 70, 45}, 1},
+      {{1, 20000, 3}, 1}, {{30000, 5}, 0}, {{5}, 0},        {{}, 0},           {{6, 1}, 1},
+      {{1, 6}, 0},        {{0, 4}, 1},     {{3, 0, 4}, 1}};
   for (DType dt : kFloatingTypes) {
     for (const Case& c : cases) {
       for (bool log : {false, true}) {
@@ -88,6 +92,30 @@ TEST_CASE("cuda softmax and log_softmax match the CPU on short, long and strided
       }
     }
   }
+}
+
+TEST_CASE("cuda softmax of contiguous rows that start off a 16-byte boundary", "[cuda]") {
+  if (!have_cuda()) return;
+  // A contiguous view one element into its storage: the rows are not 16-byte aligned, so long
+  // rows take the lines layout's scalar loads instead of vectors or registers.
+  for (DType dt : kFloatingTypes) {
+    for (int64_t n : {int64_t{3000}, int64_t{20000}}) {
+      INFO(dtype_name(dt) << " n " << n);
+      const Tensor base = sample({3 * n + 1}, dt, 2.0);
+      const Tensor x = base.narrow(0, 1, 3 * n).view({3, n});
+      const Tensor xd = base.to(kDev).narrow(0, 1, 3 * n).view({3, n});
+      REQUIRE(xd.is_contiguous());
+      check_close(xd.softmax(1), x.softmax(1), tolerance(dt), "softmax");
+      check_close(xd.log_softmax(1), x.log_softmax(1), tolerance(dt), "log_softmax");
+    }
+  }
+}
+
+TEST_CASE("cuda softmax over lines split into chunks gives the same bits every run", "[cuda]") {
+  if (!have_cuda()) return;
+  const Tensor x = sample({20000, 6}, kFloat32, 3.0).to(kDev);
+  const std::vector<double> first = values(x.softmax(0));
+  for (int run = 0; run < 3; ++run) CHECK(values(x.softmax(0)) == first);
 }
 
 TEST_CASE("cuda softmax reads non-contiguous inputs and keeps large logits finite", "[cuda]") {
@@ -106,7 +134,8 @@ TEST_CASE("cuda softmax reads non-contiguous inputs and keeps large logits finit
 TEST_CASE("cuda softmax gives the CPU's NaN for lines with NaN, +inf or only -inf", "[cuda]") {
   if (!have_cuda()) return;
   const double nan = ember::testing::kNaN, inf = ember::testing::kInf;
-  for (int64_t n : {int64_t{5}, int64_t{1500}}) {  // a warp row and a block row
+  // A warp row, a row in registers and a row split into chunks (dim 1); lines (dim 0).
+  for (int64_t n : {int64_t{5}, int64_t{1500}, int64_t{20000}}) {
     Tensor x = sample({5, n}, kFloat32);
     Tensor host = x.contiguous();
     host.select(0, 0).narrow(0, 2, 1).fill_(nan);
@@ -128,7 +157,8 @@ TEST_CASE("cuda softmax of masked rows: threads that see only -inf add nothing",
   const double inf = ember::testing::kInf;
   // A causal mask's first rows: one or two finite logits, the rest -inf, so most threads of a
   // warp (n 64) or block (n 1500) fold only -inf values, and their partial states merge.
-  for (int64_t n : {int64_t{64}, int64_t{1500}}) {
+  // n 20000: rows split into chunks, most chunks all -inf.
+  for (int64_t n : {int64_t{64}, int64_t{1500}, int64_t{20000}}) {
     Tensor host = full({3, n}, -inf);
     host.select(0, 0).narrow(0, 0, 1).fill_(1.5);
     host.select(0, 1).narrow(0, 0, 2).fill_(-0.5);
@@ -147,7 +177,8 @@ TEST_CASE("cuda softmax of masked rows: threads that see only -inf add nothing",
 TEST_CASE("cuda softmax and log_softmax backward match the CPU", "[cuda]") {
   if (!have_cuda()) return;
   for (DType dt : {kFloat32, kFloat64}) {
-    for (const Shape& shape : {Shape{4, 7}, Shape{2, 1300}, Shape{3, 5, 4}}) {
+    for (const Shape& shape :
+         {Shape{4, 7}, Shape{2, 1300}, Shape{3, 5, 4}, Shape{2, 9001}, Shape{9000, 3}}) {
       for (int64_t dim : {int64_t{0}, int64_t{-1}}) {
         for (bool log : {false, true}) {
           INFO(dtype_name(dt) << " " << shape_str(shape) << " dim " << dim << (log ? " log" : ""));

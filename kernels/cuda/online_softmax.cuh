@@ -43,8 +43,8 @@ struct Online {
     // form symmetric in a and b would still round differently per lane once nvcc contracts it
     // into an FMA).
     const bool a_hi = a.max > b.max;
-    const Online& hi = a_hi ? a : b;
-    const Online& lo = a_hi ? b : a;
+    const Online hi = a_hi ? a : b;  // copies: a reference to either may put a state on the stack
+    const Online lo = a_hi ? b : a;
     return {hi.max, hi.sum + lo.sum * std::exp(lo.max - hi.max)};
   }
   // The line is done: NaN when the max is not finite (+inf present, or only -inf).

@@ -11,25 +11,43 @@
 // or +inf, or only -inf, gives NaN everywhere (there exp(x - m) is NaN for some element, so the
 // CPU's sum is NaN).
 //
-// Note [Three softmax layouts]
+// Note [Softmax layouts]
 // The input is made contiguous and seen as (outer, n, inner), the line being dim (n elements at
 // stride inner):
 // - inner == 1, n <= kWarpRowMax: a warp per row (4 rows per block of 128 threads); lanes read
 //   neighbouring elements, merge with shuffles, and every lane gets the row's state back.
-// - inner == 1, longer rows that fit (Note [Rows held in registers]): a block of kBlockThreads
-//   per row holds the row in registers; the max and the sum are two block reductions and x is
-//   read once.
-// - inner == 1, other longer rows: a block of kBlockThreads per row, merged in shared memory.
-// - inner > 1 (dim is not the last): a thread per line; the threads of a warp take neighbouring
-//   lines, so each step reads 32 neighbouring elements (coalesced), and a line needs no merge.
+// - inner == 1, longer rows that fit (Note [Rows held in registers]): a block per row holds the
+//   row in registers; the max and the sum are two block reductions and x is read once.
+// - everything else (dim not last, or rows too long or misaligned for registers): lines split
+//   across threads and blocks (Note [Softmax over lines]).
+//
+// Note [Softmax over lines]
+// A block of kLineLanes x kLineRows threads takes W neighbouring lines (W = inner rounded up to a
+// power of two, at most 32; W = 1 for rows) and a chunk of their n elements. Lane tx takes line
+// tx % W, and the block's S = kLineThreads / W threads of one line split its chunk: thread `sub`
+// reads elements sub, sub + S, ... So a warp reads 32 neighbouring elements at each step (32 / W
+// consecutive i of W neighbouring lines), and with W = 1 16-byte vectors of a row where the row
+// allows (every row 16-byte aligned, n whole vectors). Each thread folds its elements into an
+// online state (Note [Online softmax]); the S states of a line merge in shared memory in a fixed
+// tree (slot sub with slot sub + h, h = S / 2, ..., 1), so every thread reads the same merged
+// state. When outer * ceil(inner / W) blocks would not fill the device (few lines, long ones:
+// softmax over dim 0, or a few rows too long for registers), the lines are also split into
+// chunks along n, grid.y of them: softmax_lines_kernel then writes each chunk's state to a
+// workspace (line-major), and softmax_lines_write_kernel merges a line's chunk states in chunk
+// order (the same bits in every thread) and writes its chunk. That reads x twice (once per
+// kernel); a single chunk reads it twice too, but its second read comes from the cache. Results
+// do not depend on timing: every merge has a fixed order.
 //
 // cuDNN's softmax is the reference (core/norm_backend.h, Note [Norm backends on CUDA] in
 // kernels/cuda/norm_cudnn.h): softmax_kernel asks choose_norm_cudnn which one runs.
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
+#include "core/allocator.h"
 #include "core/dtype.h"
 #include "core/ops/copy.h"
 #include "core/ops/softmax.h"
@@ -49,7 +67,15 @@ using math::convert;
 constexpr int64_t kWarpRowMax = 1024;
 constexpr int kWarpRowsPerBlock = 4;
 constexpr int kBlockThreads = 512;
-constexpr int kLineThreads = 128;
+// The lines layout (Note [Softmax over lines]): blocks of kLineLanes x kLineRows threads; lines
+// split into chunks until the grid has kLineTargetBlocks blocks, while every thread keeps at
+// least kLineMinItems items of its chunk.
+constexpr int kLineLanes = 32;
+constexpr int kLineRows = 8;
+constexpr int kLineThreads = kLineLanes * kLineRows;
+constexpr int64_t kLineTargetBlocks = 1024;
+constexpr int64_t kLineMinItems = 16;
+constexpr int64_t kLineMaxChunks = 65535;  // gridDim.y
 
 // The second pass over one line: y[i * step] from x[i * step], i in [begin, n) by `stride`.
 template <class T, class A, bool kLog>
@@ -83,26 +109,6 @@ __global__ void softmax_warp_kernel(const T* x, T* y, int64_t rows, int64_t n) {
   if (live) write_line<T, A, kLog>(xr, y + row * n, n, lane, 32, 1, s);
 }
 
-// x, y: (rows, n) contiguous; a block of kBlockThreads per row.
-template <class T, bool kLog>
-__global__ void softmax_block_kernel(const T* x, T* y, int64_t n) {
-  using A = opmath_t<T>;
-  EMBER_SHARED_ARRAY(Online<A>, partial, kBlockThreads / 32);
-  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
-  const int64_t row = blockIdx.x;
-  const T* xr = x + row * n;
-  Online<A> s = Online<A>::empty();
-  for (int64_t i = tid; i < n; i += kBlockThreads) s.add(convert<A>(xr[i]));
-  s = online_warp_merge(s);
-  if (lane == 0) partial[warp] = s;
-  __syncthreads();
-  // Every warp merges the warps' states in the same order, so all threads hold the same state.
-  s = lane < kBlockThreads / 32 ? partial[lane] : Online<A>::empty();
-  s = online_warp_merge(s);
-  s.finish();
-  write_line<T, A, kLog>(xr, y + row * n, n, tid, kBlockThreads, 1, s);
-}
-
 // x, y: (rows, n) contiguous, 16-byte aligned rows of whole vectors; a block of kBlockThreads
 // per row, the row in registers (Note [Rows held in registers]): its max, then the sum of
 // exp(x - max), then the outputs, with x read once. A row holding NaN or +inf, or only -inf,
@@ -134,18 +140,205 @@ __global__ void softmax_cached_kernel(const T* x, T* y, int64_t n) {
   c.store(y + row * n, n);
 }
 
-// x, y: (outer, n, inner) contiguous, inner > 1; a thread per line (o, j).
-template <class T, bool kLog>
-__global__ void softmax_lines_kernel(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
+// Where a block of the lines layout works (Note [Softmax over lines]): x, y (outer, n, inner)
+// contiguous; with kVec (inner == 1) n counts 16-byte vectors, not elements.
+struct LineGeometry {
+  int64_t n, inner;
+  int64_t strips;  // blocks per outer index: ceil(inner / width)
+  int width;       // W, a power of two: lanes per group of neighbouring lines
+  int64_t chunk;   // elements (vectors) of n per block; gridDim.y chunks
+};
+
+// This thread's place in the lines layout: its line (o, j), the thread's slot among the line's
+// S threads, and the range [begin, end) of the chunk.
+struct LineThread {
+  int64_t offset;  // of x[o, 0, j], in items
+  int64_t line;    // o * inner + j
+  bool live;       // j < inner
+  int sub, S, slot;
+  int64_t begin, end;
+
+  __device__ __forceinline__ explicit LineThread(const LineGeometry& g) {
+    const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+    const int col = tx % g.width;
+    S = kLineThreads / g.width;
+    sub = tx / g.width + (kLineLanes / g.width) * ty;
+    slot = tx + kLineLanes * ty;  // == sub * W + col
+    const int64_t o = static_cast<int64_t>(blockIdx.x) / g.strips;
+    const int64_t j = (static_cast<int64_t>(blockIdx.x) % g.strips) * g.width + col;
+    live = j < g.inner;
+    line = o * g.inner + j;
+    offset = o * g.n * g.inner + j;
+    begin = static_cast<int64_t>(blockIdx.y) * g.chunk;
+    end = begin + g.chunk < g.n ? begin + g.chunk : g.n;
+  }
+};
+
+// Item i of a line: an element, or with kVec (rows of inner == 1) V elements of one vector.
+template <class T, bool kVec>
+struct LineItems {
+  static constexpr int V = kVec ? Vec16<T>::V : 1;
+  using Item = std::conditional_t<kVec, Vec16<T>, T>;
+  const T* x;
+  T* y;
+  int64_t inner;
+
+  __device__ __forceinline__ Item load(int64_t i) const {
+    if constexpr (kVec)
+      return reinterpret_cast<const Vec16<T>*>(x)[i];
+    else
+      return x[i * inner];
+  }
+  __device__ __forceinline__ static opmath_t<T> at(const Item& v, int e) {
+    if constexpr (kVec)
+      return convert<opmath_t<T>>(v.v[e]);
+    else
+      return static_cast<void>(e), convert<opmath_t<T>>(v);
+  }
+  // y's item i from x's item v through f(value).
+  template <class F>
+  __device__ __forceinline__ void store(int64_t i, const Item& v, F&& f) const {
+    if constexpr (kVec) {
+      Vec16<T> w;
+      for (int e = 0; e < V; ++e) w.v[e] = convert<T>(f(at(v, e)));
+      reinterpret_cast<Vec16<T>*>(y)[i] = w;
+    } else {
+      y[i * inner] = convert<T>(f(at(v, 0)));
+    }
+  }
+};
+
+// The online state of items [begin, end) by `stride` from `first`; four loads in flight at a
+// time.
+template <class T, bool kVec>
+__device__ __forceinline__ Online<opmath_t<T>> fold_items(const LineItems<T, kVec>& items,
+                                                          int64_t first, int64_t end,
+                                                          int64_t stride) {
   using A = opmath_t<T>;
-  const int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (line >= outer * inner) return;
-  const int64_t offset = (line / inner) * n * inner + line % inner;
-  const T* xl = x + offset;
+  constexpr int V = LineItems<T, kVec>::V;
   Online<A> s = Online<A>::empty();
-  for (int64_t i = 0; i < n; ++i) s.add(convert<A>(xl[i * inner]));
+  int64_t i = first;
+  for (; i + 3 * stride < end; i += 4 * stride) {
+    const auto v0 = items.load(i), v1 = items.load(i + stride), v2 = items.load(i + 2 * stride),
+               v3 = items.load(i + 3 * stride);
+    for (int e = 0; e < V; ++e) s.add(items.at(v0, e));
+    for (int e = 0; e < V; ++e) s.add(items.at(v1, e));
+    for (int e = 0; e < V; ++e) s.add(items.at(v2, e));
+    for (int e = 0; e < V; ++e) s.add(items.at(v3, e));
+  }
+  for (; i < end; i += stride) {
+    const auto v = items.load(i);
+    for (int e = 0; e < V; ++e) s.add(items.at(v, e));
+  }
+  return s;
+}
+
+// y's items [first, end) by `stride` from x's and the line's finished state s.
+template <class T, bool kLog, bool kVec>
+__device__ __forceinline__ void write_items(const LineItems<T, kVec>& items, int64_t first,
+                                            int64_t end, int64_t stride, Online<opmath_t<T>> s) {
+  using A = opmath_t<T>;
+  if (kLog) {
+    const A shift = s.max + std::log(s.sum);
+    for (int64_t i = first; i < end; i += stride)
+      items.store(i, items.load(i), [&](A v) { return v - shift; });
+  } else {
+    const A inv = A(1) / s.sum;
+    for (int64_t i = first; i < end; i += stride)
+      items.store(i, items.load(i), [&](A v) { return std::exp(v - s.max) * inv; });
+  }
+}
+
+// x, y: (outer, n, inner) contiguous (Note [Softmax over lines]); a block of (kLineLanes,
+// kLineRows) threads per W lines and chunk. One chunk (gridDim.y == 1): the lines' outputs.
+// Several: each line's chunk state in states[line * gridDim.y + chunk], for
+// softmax_lines_write_kernel.
+template <class T, bool kLog, bool kVec>
+__global__ void softmax_lines_kernel(const T* x, T* y, LineGeometry g,
+                                     Online<opmath_t<T>>* states) {
+  using A = opmath_t<T>;
+  EMBER_SHARED_ARRAY(Online<A>, partial, kLineThreads);
+  const LineThread t(g);
+  const int64_t at = t.offset * LineItems<T, kVec>::V;
+  const LineItems<T, kVec> items{x + at, y + at, g.inner};
+  Online<A> s = t.live ? fold_items(items, t.begin + t.sub, t.end, t.S) : Online<A>::empty();
+  partial[t.slot] = s;
+  for (int h = t.S / 2; h > 0; h /= 2) {
+    __syncthreads();
+    if (t.sub < h)
+      partial[t.slot] = Online<A>::merge(partial[t.slot], partial[t.slot + h * g.width]);
+  }
+  __syncthreads();
+  s = partial[t.slot - t.sub * g.width];  // slot 0 of this line
+  if (!t.live) return;
+  if (gridDim.y > 1) {
+    if (t.sub == 0) states[t.line * gridDim.y + blockIdx.y] = s;
+    return;
+  }
   s.finish();
-  write_line<T, A, kLog>(xl, y + offset, n, 0, 1, inner, s);
+  write_items<T, kLog>(items, t.sub, g.n, t.S, s);
+}
+
+// The second kernel of chunked lines: each thread merges its line's chunk states in chunk
+// order and writes its share of the block's chunk.
+template <class T, bool kLog, bool kVec>
+__global__ void softmax_lines_write_kernel(const T* x, T* y, LineGeometry g,
+                                           const Online<opmath_t<T>>* states) {
+  using A = opmath_t<T>;
+  const LineThread t(g);
+  if (!t.live) return;
+  const Online<A>* ls = states + t.line * gridDim.y;
+  Online<A> s = ls[0];
+  for (unsigned c = 1; c < gridDim.y; ++c) s = Online<A>::merge(s, ls[c]);
+  s.finish();
+  const int64_t at = t.offset * LineItems<T, kVec>::V;
+  const LineItems<T, kVec> items{x + at, y + at, g.inner};
+  write_items<T, kLog>(items, t.begin + t.sub, t.end, t.S, s);
+}
+
+// The lines layout's launches (Note [Softmax over lines]).
+template <class T, bool kLog>
+void softmax_lines(const char* op, const T* x, T* y, int64_t outer, int64_t n, int64_t inner,
+                   const Stream& stream) {
+  using A = opmath_t<T>;
+  const bool vec = inner == 1 && rows_fit_vectors<T>(n, {x, y});
+  LineGeometry g{};
+  g.inner = inner;
+  g.n = vec ? n / Vec16<T>::V : n;
+  g.width = 1;
+  while (g.width < kLineLanes && g.width < inner) g.width *= 2;
+  g.strips = (inner + g.width - 1) / g.width;
+  const int64_t blocks = outer * g.strips;
+  EMBER_CHECK(blocks <= INT32_MAX, op, ": ", outer, " x ", inner,
+              " lines; too many for a CUDA softmax");
+  const int64_t S = kLineThreads / g.width;
+  const int64_t most = (g.n + S * kLineMinItems - 1) / (S * kLineMinItems);
+  int64_t chunks = std::min((kLineTargetBlocks + blocks - 1) / blocks, most);
+  chunks = std::clamp<int64_t>(chunks, 1, kLineMaxChunks);
+  g.chunk = (g.n + chunks - 1) / chunks;
+  chunks = (g.n + g.chunk - 1) / g.chunk;
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(chunks));
+  const dim3 block(kLineLanes, kLineRows);
+  auto run = [&](auto kvec) {
+    constexpr bool kVec = decltype(kvec)::value;
+    const auto kernel = &softmax_lines_kernel<T, kLog, kVec>;
+    uses_collectives(kernel);
+    if (chunks == 1) {
+      launch_kernel(op, kernel, grid, block, 0, stream, x, y, g, nullptr);
+      return;
+    }
+    DataPtr states =
+        get_allocator(DeviceType::CUDA)
+            ->allocate(static_cast<size_t>(outer * inner * chunks) * sizeof(Online<A>), stream);
+    auto* sp = static_cast<Online<A>*>(states.get());
+    launch_kernel(op, kernel, grid, block, 0, stream, x, y, g, sp);
+    launch_kernel(op, &softmax_lines_write_kernel<T, kLog, kVec>, grid, block, 0, stream, x, y, g,
+                  static_cast<const Online<A>*>(sp));
+  };
+  if (vec)
+    run(std::true_type{});
+  else
+    run(std::false_type{});
 }
 
 template <class T, bool kLog>
@@ -161,14 +354,12 @@ void softmax_launch(const Tensor& out, const Tensor& in, int64_t dim) {
   const Stream stream = current_stream(device);
   const T* x = static_cast<const T*>(in.data_ptr());
   T* y = static_cast<T*>(out.data_ptr());
-  if (inner > 1) {
-    launch_kernel(op, &softmax_lines_kernel<T, kLog>, dim3(blocks_for(outer * inner, kLineThreads)),
-                  dim3(kLineThreads), 0, stream, x, y, outer, n, inner);
-  } else if (n <= kWarpRowMax) {
+  if (outer * n * inner == 0) return;
+  if (inner == 1 && n <= kWarpRowMax) {
     uses_collectives(&softmax_warp_kernel<T, kLog>);
     launch_kernel(op, &softmax_warp_kernel<T, kLog>, dim3(blocks_for(outer, kWarpRowsPerBlock)),
                   dim3(32 * kWarpRowsPerBlock), 0, stream, x, y, outer, n);
-  } else if (row_vecs<T, kBlockThreads>(n) > 0 && rows_fit_vectors<T>(n, {x, y})) {
+  } else if (inner == 1 && row_vecs<T, kBlockThreads>(n) > 0 && rows_fit_vectors<T>(n, {x, y})) {
     EMBER_CHECK(outer <= INT32_MAX, op, ": ", outer, " rows; a CUDA softmax takes up to 2^31 - 1");
     dispatch_row_vecs(row_vecs<T, kBlockThreads>(n), [&](auto vecs) {
       const auto kernel = &softmax_cached_kernel<T, kLog, decltype(vecs)::value>;
@@ -177,10 +368,7 @@ void softmax_launch(const Tensor& out, const Tensor& in, int64_t dim) {
                     x, y, n);
     });
   } else {
-    uses_collectives(&softmax_block_kernel<T, kLog>);
-    EMBER_CHECK(outer <= INT32_MAX, op, ": ", outer, " rows; a CUDA softmax takes up to 2^31 - 1");
-    launch_kernel(op, &softmax_block_kernel<T, kLog>, dim3(static_cast<unsigned>(outer)),
-                  dim3(kBlockThreads), 0, stream, x, y, n);
+    softmax_lines<T, kLog>(op, x, y, outer, n, inner, stream);
   }
 }
 
