@@ -314,17 +314,43 @@ void* host_malloc(size_t bytes) {
 
 void host_free(void* p) { check(cudaFreeHost(p), "pin_memory", "cudaFreeHost"); }
 
-NativeStream default_native_stream(int) { return nullptr; }  // the legacy default stream
+namespace {
+
+// A runtime stream created on `device` (the current device restored after).
+cudaStream_t create_stream_on(int device, unsigned flags, const char* op) {
+  int old = 0;
+  check(cudaGetDevice(&old), op, "cudaGetDevice");
+  if (old != device) check(cudaSetDevice(device), op, "cudaSetDevice");
+  cudaStream_t s = nullptr;
+  const cudaError_t e = cudaStreamCreateWithFlags(&s, flags);
+  if (old != device) cudaSetDevice(old);
+  check(e, op, "cudaStreamCreateWithFlags");
+  return s;
+}
+
+}  // namespace
+
+// Note [A real default stream per device]
+// CUDA's legacy default stream is the handle nullptr on every device: which device it means is
+// the calling thread's current device at the call. ember's Stream (cuda:1, id 0) must mean
+// device 1's stream wherever it is synchronised, recorded on or waited for, so each device gets
+// its own runtime stream for id 0, created on first use. It is a blocking stream (not
+// cudaStreamNonBlocking): work a library or a user issues on the legacy stream of that device
+// still orders with it, as with the legacy stream itself. The simulator keeps one per device
+// the same way (kernels/cuda/sim/stream.cpp).
+NativeStream default_native_stream(int device) {
+  EMBER_INTERNAL_ASSERT(device >= 0 && device < kMaxDevicesPerType, "default stream of device ",
+                        device);
+  static std::once_flag once[kMaxDevicesPerType];
+  static cudaStream_t streams[kMaxDevicesPerType] = {};
+  std::call_once(once[device], [device] {
+    streams[device] = create_stream_on(device, cudaStreamDefault, "default stream");
+  });
+  return streams[device];
+}
 
 NativeStream create_native_stream(int device) {
-  int old = 0;
-  check(cudaGetDevice(&old), "new_stream", "cudaGetDevice");
-  if (old != device) check(cudaSetDevice(device), "new_stream", "cudaSetDevice");
-  cudaStream_t s = nullptr;
-  const cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  if (old != device) cudaSetDevice(old);
-  check(e, "new_stream", "cudaStreamCreateWithFlags");
-  return s;
+  return create_stream_on(device, cudaStreamNonBlocking, "new_stream");
 }
 
 bool stream_query(NativeStream s) {
