@@ -289,6 +289,41 @@ TEST_CASE("cuda layer_norm double backward (create_graph) matches the CPU", "[cu
   for (size_t i = 0; i < 3; ++i) check_close(got[i], want[i], 1e-10, "second derivative");
 }
 
+// ---- rows held in registers (kernels/cuda/row_cache.cuh, Note [Rows held in registers]) -------
+
+TEST_CASE(
+    "cuda rows held in registers: every block shape, for softmax, layer_norm and "
+    "cross_entropy",
+    "[cuda]") {
+  if (!have_cuda()) return;
+  // Lengths giving each of row_shape's blocks for 16-bit types (8-element vectors) and float32
+  // (4): 1032 (129 vectors of 16-bit: 128 threads x 2), 2048, 4096, 8192, 16384 (512 x 4; the
+  // float32 row is too long), and 4100, 8196 (not whole 16-bit vectors: the strided paths).
+  for (DType dt : kFloatingTypes) {
+    for (int64_t n : {int64_t{1032}, int64_t{2048}, int64_t{4096}, int64_t{8192}, int64_t{16384},
+                      int64_t{4100}, int64_t{8196}}) {
+      INFO(dtype_name(dt) << " n " << n);
+      const Tensor x = sample({3, n}, dt, 2.0);
+      const Tensor xd = x.to(kDev);
+      const double tol = dt == kFloat32 ? 2e-5 : dt == kFloat64 ? 1e-11 : tolerance(dt) * 2;
+      check_close(xd.softmax(1), x.softmax(1), tolerance(dt), "softmax");
+      check_close(xd.log_softmax(1), x.log_softmax(1), tolerance(dt) * 4, "log_softmax");
+      const Tensor w = sample({n}, dt, 0.5, 3), b = sample({n}, dt, 0.5, 4);
+      check_close(F::layer_norm(xd, {n}, w.to(kDev), b.to(kDev), 1e-5),
+                  F::layer_norm(x, {n}, w, b, 1e-5), tol, "layer_norm");
+      check_close(F::layer_norm(xd, {n}, w.to(kDev), Tensor(), 1e-5),
+                  F::layer_norm(x, {n}, w, Tensor(), 1e-5), tol, "layer_norm without bias");
+      check_close(F::layer_norm(xd, {n}, Tensor(), Tensor(), 1e-5),
+                  F::layer_norm(x, {n}, Tensor(), Tensor(), 1e-5), tol, "layer_norm no affine");
+      manual_seed(8);
+      const Tensor target = randint(0, n, {3}, kInt64);
+      check_close(F::cross_entropy(xd, target.to(kDev), Tensor(), -100, "none"),
+                  F::cross_entropy(x, target, Tensor(), -100, "none"),
+                  dt == kFloat64 ? 1e-12 : tolerance(dt) * 4, "cross_entropy");
+    }
+  }
+}
+
 // ---- cross_entropy (kernels/cuda/cross_entropy.cu, Note [Fused cross-entropy]) -----------------
 
 TEST_CASE("cuda fused cross_entropy matches the CPU for every option, forward and backward",

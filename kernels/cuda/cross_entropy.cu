@@ -87,12 +87,12 @@ __device__ __forceinline__ Online<A> block_online(Online<A> s, Shared states) {
 
 // x: (M, C); target: (M); w: (C) or null; loss, wrow, lse: (M). kVecs == 0: each thread folds
 // its elements c, c + blockDim.x, ... into an online state as they stream by. kVecs > 0: a row
-// that fits in registers (Note [Rows held in registers] in kernels/cuda/row_cache.cuh; kMaxThreads
-// threads) is loaded at once, and each thread's state is its max and then its sum of
+// that fits in registers (Note [Rows held in registers] in kernels/cuda/row_cache.cuh; blocks of
+// kThreads, row_shape's) is loaded at once, and each thread's state is its max and then its sum of
 // exp(x - max), with no rescaling per element. A thread whose elements are all -inf keeps the
 // online form's state for them (max -inf, sum = their count), so that they add nothing to a row
 // with a finite max.
-template <class T, int kVecs>
+template <class T, int kThreads, int kVecs>
 __global__ void cross_entropy_kernel(const T* x, const int64_t* target, const T* w,
                                      opmath_t<T>* loss, opmath_t<T>* wrow, opmath_t<T>* lse,
                                      int64_t C, int64_t ignore_index, opmath_t<T> e) {
@@ -105,7 +105,7 @@ __global__ void cross_entropy_kernel(const T* x, const int64_t* target, const T*
   if constexpr (kVecs == 0) {
     for (int64_t c = threadIdx.x; c < C; c += blockDim.x) s.add(convert<A>(xr[c]));
   } else {
-    RowCache<T, A, kVecs, kMaxThreads> c;
+    RowCache<T, A, kVecs, kThreads> c;
     c.load(xr, C);
     A count = A(0);
     c.for_each(C, [&](int, int, A v) {
@@ -187,13 +187,14 @@ void cross_entropy_cuda(const native::CrossEntropyRows& out, const Tensor& logit
                     out.loss.data_ptr<A>(), out.weight.data_ptr<A>(), out.lse.data_ptr<A>(), C,
                     ignore_index, static_cast<A>(label_smoothing));
     };
-    if (C > kMaxThreads && row_vecs<T, kMaxThreads>(C) > 0 &&
+    if (C > kMaxThreads && row_shape<T>(C).threads > 0 &&
         rows_fit_vectors<T>(C, {logits.data_ptr()})) {
-      dispatch_row_vecs(row_vecs<T, kMaxThreads>(C), [&](auto vecs) {
-        run(&cross_entropy_kernel<T, decltype(vecs)::value>, kMaxThreads);
+      dispatch_row_shape(row_shape<T>(C), [&](auto threads, auto vecs) {
+        constexpr int kThreads = decltype(threads)::value;
+        run(&cross_entropy_kernel<T, kThreads, decltype(vecs)::value>, kThreads);
       });
     } else {
-      run(&cross_entropy_kernel<T, 0>, threads_for(C));
+      run(&cross_entropy_kernel<T, 0, 0>, threads_for(C));
     }
   });
 }

@@ -138,39 +138,49 @@ __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, opma
 }
 
 // The forward of layer_norm (no groups) for rows that fit (Note [Rows held in registers]): a
-// block of kBlockThreads per row holds it in registers, the mean is a block sum, the variance a
-// block sum of squared deviations from it (the two-pass form: as stable as Welford's, without a
-// division per element), and y is written from the registers; w and b are read as vectors too.
-template <class T, int kVecs>
+// block of kThreads per row holds it in registers, the mean is a block sum, the variance a block
+// sum of squared deviations from it (the two-pass form: as stable as Welford's, without a
+// division per element), and y is written from the registers, vector by vector with that
+// vector's w and b (read as 16-byte vectors when they are needed, not held across the row).
+template <class T, int kThreads, int kVecs>
 __global__ void layer_norm_cached_kernel(const T* x, const T* w, const T* b, T* y,
                                          opmath_t<T>* mean, opmath_t<T>* rstd, int64_t N,
                                          opmath_t<T> eps) {
   using A = opmath_t<T>;
-  EMBER_SHARED_ARRAY(A, partial, kWarps);
+  using Cache = RowCache<T, A, kVecs, kThreads>;
+  EMBER_SHARED_ARRAY(A, partial, kThreads / 32);
   const int64_t row = blockIdx.x;
-  RowCache<T, A, kVecs, kBlockThreads> c;
+  Cache c;
   c.load(x + row * N, N);
   A sum = A(0);
   c.for_each(N, [&](int, int, A v) { sum += v; });
-  const A m = block_all_reduce<kBlockThreads>(sum, Plus{}, partial) / static_cast<A>(N);
+  const A m = block_all_reduce<kThreads>(sum, Plus{}, partial) / static_cast<A>(N);
   A sq = A(0);
   c.for_each(N, [&](int, int, A v) { sq += (v - m) * (v - m); });
-  const A var = block_all_reduce<kBlockThreads>(sq, Plus{}, partial) / static_cast<A>(N);
+  const A var = block_all_reduce<kThreads>(sq, Plus{}, partial) / static_cast<A>(N);
   const A r = A(1) / std::sqrt(var + eps);
   if (threadIdx.x == 0) {
     mean[row] = m;
     rstd[row] = r;
   }
-  RowCache<T, A, kVecs, kBlockThreads> wc, bc;
-  if (w) wc.load(w, N);
-  if (b) bc.load(b, N);
-  c.for_each(N, [&](int k, int e, A v) {
-    A out = (v - m) * r;
-    if (w) out = out * wc.v[k][e];
-    if (b) out = out + bc.v[k][e];
-    c.v[k][e] = out;
+  const auto* wv = reinterpret_cast<const Vec16<T>*>(w);
+  const auto* bv = reinterpret_cast<const Vec16<T>*>(b);
+  auto* yv = reinterpret_cast<Vec16<T>*>(y + row * N);
+  const int64_t nv = N / Cache::V;
+  for_constant<kVecs>([&](auto k) {
+    const int64_t i = Cache::index(k);
+    if (i >= nv) return;
+    Vec16<T> wk{}, bk{}, out;  // zeroed for the host compiler: read only when w, b are given
+    if (w) wk = wv[i];
+    if (b) bk = bv[i];
+    for_constant<Cache::V>([&](auto e) {
+      A o = (c.v[k][e] - m) * r;
+      if (w) o = o * convert<A>(wk.v[e]);
+      if (b) o = o + convert<A>(bk.v[e]);
+      out.v[e] = convert<T>(o);
+    });
+    yv[i] = out;
   });
-  c.store(y + row * N, N);
 }
 
 // dx = rstd (w g - mean(w g) - xhat mean(w g xhat)) per row; layouts as the forward.
@@ -270,15 +280,16 @@ void rows_forward(const Tensor& y, const Tensor& mean, const Tensor& rstd, const
                   dim3(blocks_for(M, kRowsPerBlock)), dim3(32 * kRowsPerBlock), 0, stream,
                   cptr<T>(x), cptr<T>(weight), cptr<T>(bias), mptr<T>(y), mptr<A>(mean),
                   mptr<A>(rstd), M, N, static_cast<A>(eps), aff);
-  } else if (aff.groups == 0 && row_vecs<T, kBlockThreads>(N) > 0 &&
+  } else if (aff.groups == 0 && row_shape<T>(N).threads > 0 &&
              rows_fit_vectors<T>(N, {x.data_ptr(), y.data_ptr(), cptr<T>(weight), cptr<T>(bias)})) {
     EMBER_CHECK(M <= INT32_MAX, op, ": ", M, " rows; the CUDA kernel takes up to 2^31 - 1");
-    dispatch_row_vecs(row_vecs<T, kBlockThreads>(N), [&](auto vecs) {
-      const auto kernel = &layer_norm_cached_kernel<T, decltype(vecs)::value>;
+    dispatch_row_shape(row_shape<T>(N), [&](auto threads, auto vecs) {
+      constexpr int kThreads = decltype(threads)::value;
+      const auto kernel = &layer_norm_cached_kernel<T, kThreads, decltype(vecs)::value>;
       uses_collectives(kernel);
-      launch_kernel("layer_norm_kernel", kernel, dim3(static_cast<unsigned>(M)),
-                    dim3(kBlockThreads), 0, stream, cptr<T>(x), cptr<T>(weight), cptr<T>(bias),
-                    mptr<T>(y), mptr<A>(mean), mptr<A>(rstd), N, static_cast<A>(eps));
+      launch_kernel("layer_norm_kernel", kernel, dim3(static_cast<unsigned>(M)), dim3(kThreads), 0,
+                    stream, cptr<T>(x), cptr<T>(weight), cptr<T>(bias), mptr<T>(y), mptr<A>(mean),
+                    mptr<A>(rstd), N, static_cast<A>(eps));
     });
   } else {
     EMBER_CHECK(M <= INT32_MAX, op, ": ", M, " rows; the CUDA kernel takes up to 2^31 - 1");

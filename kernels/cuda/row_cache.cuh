@@ -9,9 +9,17 @@
 // sum, then the sum of squared deviations) are block reductions over those registers, and the
 // output is written from them, so x is read from memory once and y written once: a softmax
 // moves the bytes of a copy. The loops over k and e have constant bounds, which nvcc unrolls at
-// -O3 (ptxas reports no stack frame for these kernels), so the arrays stay in registers. Rows
-// longer than kThreads * kVecs vectors, misaligned rows and lengths that are not whole vectors take
-// the kernels' strided paths.
+// -O3 (ptxas reports no stack frame for these kernels), so the arrays stay in registers.
+//
+// A block's loads are all issued before its first reduction waits on them, so what keeps the
+// memory busy is the bytes each thread has in flight: row_shape gives every thread at least two
+// vectors (32 bytes) where the row has them, taking a smaller block (128 or 256 threads) for a
+// shorter row rather than one vector per thread of 512 (a 4096-element bfloat16 row held one
+// vector per thread, half the bytes in flight of a float32 row of the same length; a smaller
+// block also has fewer warps to reduce across). Every element load and store is a 16-byte vector
+// for every dtype (8 elements of float16 / bfloat16). Rows longer than kMaxRowThreads *
+// kMaxRowVecs vectors, misaligned rows and lengths that are not whole vectors take the kernels'
+// strided paths.
 
 #include <cstdint>
 #include <initializer_list>
@@ -38,23 +46,45 @@ inline bool rows_fit_vectors(int64_t n, std::initializer_list<const void*> point
   return true;
 }
 
-// The vectors per thread (1, 2 or 4) a block of kThreads needs to hold a row of n elements in
-// registers; 0 when the row is longer than that.
-template <class T, int kThreads>
-inline int row_vecs(int64_t n) {
-  const int64_t vecs = (n / Vec16<T>::V + kThreads - 1) / kThreads;
-  return vecs <= 1 ? 1 : vecs <= 2 ? 2 : vecs <= 4 ? 4 : 0;
+// The block a row of n elements is held by: kThreads threads of kVecs vectors each
+// (Note [Rows held in registers]); threads == 0 when the row is too long for registers.
+struct RowShape {
+  int threads;
+  int vecs;
+};
+
+// The longest row held in registers: kMaxRowThreads threads of kMaxRowVecs vectors.
+constexpr int kMaxRowThreads = 512;
+constexpr int kMaxRowVecs = 4;
+
+// The block for a row of n elements: at least two vectors per thread where the row has them
+// (blocks of 128, 256 or 512 threads), four per thread for the longest rows.
+template <class T>
+inline RowShape row_shape(int64_t n) {
+  const int64_t vecs = n / Vec16<T>::V;
+  if (vecs <= 128) return {128, 1};
+  if (vecs <= 256) return {128, 2};
+  if (vecs <= 512) return {256, 2};
+  if (vecs <= 1024) return {512, 2};
+  if (vecs <= kMaxRowThreads * kMaxRowVecs) return {512, 4};
+  return {0, 0};
 }
 
-// f(std::integral_constant<int, K>{}) for K = vecs (1, 2 or 4): picks the kernel instantiation.
+// f(std::integral_constant<int, kThreads>{}, std::integral_constant<int, kVecs>{}) for the shape
+// (one of row_shape's): picks the kernel instantiation.
 template <class F>
-void dispatch_row_vecs(int vecs, F&& f) {
-  if (vecs == 1)
-    f(std::integral_constant<int, 1>{});
-  else if (vecs == 2)
-    f(std::integral_constant<int, 2>{});
+void dispatch_row_shape(RowShape shape, F&& f) {
+  using std::integral_constant;
+  if (shape.threads == 128 && shape.vecs == 1)
+    f(integral_constant<int, 128>{}, integral_constant<int, 1>{});
+  else if (shape.threads == 128)
+    f(integral_constant<int, 128>{}, integral_constant<int, 2>{});
+  else if (shape.threads == 256)
+    f(integral_constant<int, 256>{}, integral_constant<int, 2>{});
+  else if (shape.vecs == 2)
+    f(integral_constant<int, 512>{}, integral_constant<int, 2>{});
   else
-    f(std::integral_constant<int, 4>{});
+    f(integral_constant<int, 512>{}, integral_constant<int, 4>{});
 }
 
 // The combining ops of the row kernels' block reductions: commutative, so block_all_reduce
@@ -90,6 +120,17 @@ __device__ __forceinline__ A block_all_reduce(A v, Op op, Shared partial) {
   for (int d = 16; d > 0; d /= 2)
     if (d < kWarps) v = op(v, __shfl_xor_sync(0xffffffffu, v, d, 32));
   return v;
+}
+
+// f(std::integral_constant<int, i>{}) for i = 0, ..., N - 1: a loop unrolled by the compiler's
+// front end, for bodies too large for nvcc's unroller (float16's conversions are software) that
+// index a RowCache, which must stay in registers.
+template <int N, class F>
+__device__ __forceinline__ void for_constant(F&& f) {
+  if constexpr (N > 0) {
+    for_constant<N - 1>(f);
+    f(std::integral_constant<int, N - 1>{});
+  }
 }
 
 // One row's elements in registers (Note [Rows held in registers]).

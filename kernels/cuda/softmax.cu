@@ -109,27 +109,27 @@ __global__ void softmax_warp_kernel(const T* x, T* y, int64_t rows, int64_t n) {
   if (live) write_line<T, A, kLog>(xr, y + row * n, n, lane, 32, 1, s);
 }
 
-// x, y: (rows, n) contiguous, 16-byte aligned rows of whole vectors; a block of kBlockThreads
-// per row, the row in registers (Note [Rows held in registers]): its max, then the sum of
+// x, y: (rows, n) contiguous, 16-byte aligned rows of whole vectors; a block of kThreads per
+// row, the row in registers (Note [Rows held in registers]): its max, then the sum of
 // exp(x - max), then the outputs, with x read once. A row holding NaN or +inf, or only -inf,
 // gives NaN everywhere, as the other kernels do (exp(x - max) is NaN for some element).
-template <class T, bool kLog, int kVecs>
+template <class T, bool kLog, int kThreads, int kVecs>
 __global__ void softmax_cached_kernel(const T* x, T* y, int64_t n) {
   using A = opmath_t<T>;
-  EMBER_SHARED_ARRAY(A, partial, kBlockThreads / 32);
+  EMBER_SHARED_ARRAY(A, partial, kThreads / 32);
   const int64_t row = blockIdx.x;
-  RowCache<T, A, kVecs, kBlockThreads> c;
+  RowCache<T, A, kVecs, kThreads> c;
   c.load(x + row * n, n);
   A m = -std::numeric_limits<A>::infinity();
   c.for_each(n, [&](int, int, A v) { m = NanMax{}(m, v); });
-  m = block_all_reduce<kBlockThreads>(m, NanMax{}, partial);
+  m = block_all_reduce<kThreads>(m, NanMax{}, partial);
   A s = A(0);
   c.for_each(n, [&](int k, int e, A v) {
     const A ex = std::exp(v - m);
     s += ex;
     if (!kLog) c.v[k][e] = ex;
   });
-  s = block_all_reduce<kBlockThreads>(s, Plus{}, partial);
+  s = block_all_reduce<kThreads>(s, Plus{}, partial);
   if (kLog) {
     const A shift = m + std::log(s);
     c.for_each(n, [&](int k, int e, A v) { c.v[k][e] = v - shift; });
@@ -359,13 +359,14 @@ void softmax_launch(const Tensor& out, const Tensor& in, int64_t dim) {
     uses_collectives(&softmax_warp_kernel<T, kLog>);
     launch_kernel(op, &softmax_warp_kernel<T, kLog>, dim3(blocks_for(outer, kWarpRowsPerBlock)),
                   dim3(32 * kWarpRowsPerBlock), 0, stream, x, y, outer, n);
-  } else if (inner == 1 && row_vecs<T, kBlockThreads>(n) > 0 && rows_fit_vectors<T>(n, {x, y})) {
+  } else if (inner == 1 && row_shape<T>(n).threads > 0 && rows_fit_vectors<T>(n, {x, y})) {
     EMBER_CHECK(outer <= INT32_MAX, op, ": ", outer, " rows; a CUDA softmax takes up to 2^31 - 1");
-    dispatch_row_vecs(row_vecs<T, kBlockThreads>(n), [&](auto vecs) {
-      const auto kernel = &softmax_cached_kernel<T, kLog, decltype(vecs)::value>;
+    dispatch_row_shape(row_shape<T>(n), [&](auto threads, auto vecs) {
+      constexpr int kThreads = decltype(threads)::value;
+      const auto kernel = &softmax_cached_kernel<T, kLog, kThreads, decltype(vecs)::value>;
       uses_collectives(kernel);
-      launch_kernel(op, kernel, dim3(static_cast<unsigned>(outer)), dim3(kBlockThreads), 0, stream,
-                    x, y, n);
+      launch_kernel(op, kernel, dim3(static_cast<unsigned>(outer)), dim3(kThreads), 0, stream, x, y,
+                    n);
     });
   } else {
     softmax_lines<T, kLog>(op, x, y, outer, n, inner, stream);
