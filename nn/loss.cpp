@@ -118,9 +118,12 @@ struct ClassTargets {
   Tensor weight;  // input's dtype: weight[target] (1 without class weights), 0 where ignored
 };
 
-// The checked class indices as int64 (target's shape): each in [0, C) or ignore_index.
+// The class indices as int64 (target's shape), each checked to be in [0, C) or ignore_index:
+// here, through a copy on the host, unless the kernel that reads them checks them itself
+// (kernel_checks: the fused CUDA cross-entropy, Note [Index checks on the device] in
+// kernels/cuda/indexing.cuh), which spares a copy and a synchronisation before its launch.
 Tensor class_indices(const Tensor& input, const Tensor& target, int64_t ignore_index,
-                     const char* op) {
+                     const char* op, bool kernel_checks = false) {
   const int64_t class_dim = class_dim_of(input);
   const int64_t C = input.size(class_dim);
   EMBER_CHECK(target.dtype() == kInt64 || target.dtype() == kInt32, op,
@@ -133,7 +136,7 @@ Tensor class_indices(const Tensor& input, const Tensor& target, int64_t ignore_i
               " needs class indices of shape ", expected, ", got target ", target.sizes());
 
   Tensor t = target.to(kInt64);
-  {
+  if (!kernel_checks) {
     const Tensor host = t.to(kCPU).contiguous();
     const int64_t* p = host.data_ptr<int64_t>();
     for (int64_t i = 0; i < host.numel(); ++i) {
@@ -375,8 +378,9 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
   }
 
   if (fused_cross_entropy_applies(input, weight))
-    return fused_cross_entropy(input, class_indices(input, target, ignore_index, op), weight,
-                               ignore_index, r, label_smoothing);
+    return fused_cross_entropy(
+        input, class_indices(input, target, ignore_index, op, input.device().is_cuda()), weight,
+        ignore_index, r, label_smoothing);
   const Tensor log_probs = log_softmax(input, class_dim);
   const ClassTargets ct = class_targets(input, target, weight, ignore_index, op);
   Tensor loss = nll(log_probs, ct, r);

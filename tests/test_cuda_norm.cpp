@@ -371,6 +371,29 @@ TEST_CASE("cuda fused cross_entropy matches the CPU for every option, forward an
   }
 }
 
+TEST_CASE("cuda cross_entropy checks its targets on the device and raises the CPU's error",
+          "[cuda]") {
+  if (!have_cuda()) return;
+  // Targets are not copied to the host before the kernel; the kernel records a bad one (Note
+  // [Index checks on the device]) and the op raises after it, on short and register-held rows.
+  for (int64_t C : {int64_t{5}, int64_t{2048}}) {
+    INFO("C " << C);
+    const Tensor x = sample({3, C}, kFloat32).to(kDev);
+    for (int64_t bad : {C, int64_t{-1}, C + 100}) {
+      const Tensor t = tensor<int64_t>({0, bad, 1}).to(kDev);
+      CHECK_THROWS_WITH(F::cross_entropy(x, t),
+                        Catch::Contains("cross_entropy") &&
+                            Catch::Contains("target " + std::to_string(bad)) &&
+                            Catch::Contains("C=" + std::to_string(C)));
+    }
+    // ignore_index may lie outside [0, C); after an error the next call runs clean.
+    const Tensor t = tensor<int64_t>({0, C + 7, 1}).to(kDev);
+    CHECK_NOTHROW(F::cross_entropy(x, t, {}, /*ignore_index=*/C + 7));
+    check_close(F::cross_entropy(x, tensor<int64_t>({0, 2, 1}).to(kDev)),
+                F::cross_entropy(x.to(kCPU), tensor<int64_t>({0, 2, 1})), 1e-5, "after an error");
+  }
+}
+
 TEST_CASE("fused cross_entropy equals the composite on the CPU, and double backward works",
           "[cuda]") {
   if (!have_cuda()) return;

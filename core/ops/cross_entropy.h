@@ -30,7 +30,9 @@ struct CrossEntropyRows {
   Tensor lse;     // (M), opmath dtype: log(sum(exp(x))) of each row
 };
 // logits: (M, C) contiguous floating; target: (M) int64 contiguous, each in [0, C) or
-// ignore_index (checked by the caller); weight: (C) of the logits' dtype, or undefined.
+// ignore_index (on the CPU checked by the caller; the CUDA kernel checks them and raises
+// "cross_entropy: target 7 is out of bounds for C=5 classes"); weight: (C) of the logits' dtype,
+// or undefined.
 CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target,
                                     const Tensor& weight, int64_t ignore_index,
                                     double label_smoothing);

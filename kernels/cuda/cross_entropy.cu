@@ -1,10 +1,13 @@
 // CUDA kernels of the fused cross-entropy (core/ops/cross_entropy.h, Note [Fused
 // cross-entropy]): a block per row of C logits (32 to 512 threads, the smallest power of two
-// covering C). The forward folds the row into an online max / sum-of-exp state per thread
-// (kernels/cuda/online_softmax.cuh), merges them with shuffles and shared memory (every thread
-// gets the same state), and thread 0 writes the row's loss, weight and lse; with label
-// smoothing a second pass sums w[c] (x[c] - lse). The backward writes each dx[c] from
-// p = exp(x[c] - lse) in one pass (plus a block sum of the class weights when smoothing).
+// covering C; rows held in registers take row_shape's block). The forward folds the row into an
+// online max / sum-of-exp state per thread (kernels/cuda/online_softmax.cuh), merges them with
+// shuffles and shared memory (every thread gets the same state), and thread 0 writes the row's
+// loss, weight and lse; with label smoothing a second pass sums w[c] (x[c] - lse). Thread 0 also
+// checks the row's target (Note [Index checks on the device] in kernels/cuda/indexing.cuh): the
+// targets are not copied to the host before the launch, and one 16-byte readback after it raises
+// the CPU's error for a bad one. The backward writes each dx[c] from p = exp(x[c] - lse) in one
+// pass (plus a block sum of the class weights when smoothing).
 
 #include <cstdint>
 #include <limits>
@@ -12,6 +15,7 @@
 #include "core/dtype.h"
 #include "core/ops/cross_entropy.h"
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/indexing.cuh"
 #include "kernels/cuda/online_softmax.cuh"
 #include "kernels/cuda/row_cache.cuh"
 #include "kernels/cuda/warp.cuh"
@@ -42,10 +46,13 @@ __device__ __forceinline__ A block_sum(A v, Shared partial) {
 
 // The row's loss, weight and lse from the block's merged online state s (every thread holds the
 // same s); the label-smoothing pass reads the row again. sums: kMaxWarps values.
+// A target outside [0, C) that is not ignore_index is recorded in err (Note [Index checks on the
+// device]) and its row's loss is NaN; x is not read at it.
 template <class T, class A, class Shared>
 __device__ __forceinline__ void finish_row(Online<A> s, const T* xr, const int64_t* target,
                                            const T* w, A* loss, A* wrow, A* lse, int64_t row,
-                                           int64_t C, int64_t ignore_index, A e, Shared sums) {
+                                           int64_t C, int64_t ignore_index, A e, Shared sums,
+                                           IndexErrorSlot* err) {
   const int tid = static_cast<int>(threadIdx.x);
   s.finish();
   const A l = s.max + std::log(s.sum);
@@ -62,6 +69,12 @@ __device__ __forceinline__ void finish_row(Online<A> s, const T* xr, const int64
   const int64_t t = target[row];
   if (t == ignore_index) {
     loss[row] = A(0);
+    wrow[row] = A(0);
+    return;
+  }
+  if (t < 0 || t >= C) {
+    if (atomicCAS(&err->flag, 0, 1) == 0) err->value = static_cast<long long>(t);
+    loss[row] = std::numeric_limits<A>::quiet_NaN();
     wrow[row] = A(0);
     return;
   }
@@ -95,7 +108,8 @@ __device__ __forceinline__ Online<A> block_online(Online<A> s, Shared states) {
 template <class T, int kThreads, int kVecs>
 __global__ void cross_entropy_kernel(const T* x, const int64_t* target, const T* w,
                                      opmath_t<T>* loss, opmath_t<T>* wrow, opmath_t<T>* lse,
-                                     int64_t C, int64_t ignore_index, opmath_t<T> e) {
+                                     int64_t C, int64_t ignore_index, opmath_t<T> e,
+                                     IndexErrorSlot* err) {
   using A = opmath_t<T>;
   EMBER_SHARED_ARRAY(Online<A>, states, kMaxWarps);
   EMBER_SHARED_ARRAY(A, sums, kMaxWarps);
@@ -121,7 +135,7 @@ __global__ void cross_entropy_kernel(const T* x, const int64_t* target, const T*
     }
   }
   s = block_online(s, states);
-  finish_row(s, xr, target, w, loss, wrow, lse, row, C, ignore_index, e, sums);
+  finish_row(s, xr, target, w, loss, wrow, lse, row, C, ignore_index, e, sums, err);
 }
 
 // dx: (M, C) from grad_rows (M), x, target, w (or null), lse.
@@ -169,6 +183,15 @@ const T* cptr(const Tensor& t) {
   return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
 }
 
+// The targets checked by the kernel: one readback (a synchronisation), and the CPU's error.
+void raise_bad_target(const IndexCheck& check, const Stream& stream, int64_t C) {
+  IndexErrorSlot host{0, 0, 0};
+  memcpy_async(&host, check.slot(), sizeof(host), native_stream(stream), "cross_entropy");
+  stream_synchronize(native_stream(stream), "cross_entropy");
+  EMBER_CHECK(host.flag == 0, "cross_entropy: target ", static_cast<int64_t>(host.value),
+              " is out of bounds for C=", C, " classes");
+}
+
 void cross_entropy_cuda(const native::CrossEntropyRows& out, const Tensor& logits,
                         const Tensor& target, const Tensor& weight, int64_t ignore_index,
                         double label_smoothing) {
@@ -177,6 +200,7 @@ void cross_entropy_cuda(const native::CrossEntropyRows& out, const Tensor& logit
   const Device device = logits.device();
   DeviceGuard guard(device);
   const Stream stream = current_stream(device);
+  const IndexCheck check(stream, "cross_entropy_kernel");
   EMBER_DISPATCH_FLOATING(logits.dtype(), "cross_entropy", [&] {
     using T = scalar_t;
     using A = opmath_t<T>;
@@ -185,7 +209,7 @@ void cross_entropy_cuda(const native::CrossEntropyRows& out, const Tensor& logit
       launch_kernel("cross_entropy_kernel", kernel, dim3(static_cast<unsigned>(M)), dim3(threads),
                     0, stream, cptr<T>(logits), target.data_ptr<int64_t>(), cptr<T>(weight),
                     out.loss.data_ptr<A>(), out.weight.data_ptr<A>(), out.lse.data_ptr<A>(), C,
-                    ignore_index, static_cast<A>(label_smoothing));
+                    ignore_index, static_cast<A>(label_smoothing), check.slot());
     };
     if (C > kMaxThreads && row_shape<T>(C).threads > 0 &&
         rows_fit_vectors<T>(C, {logits.data_ptr()})) {
@@ -197,6 +221,7 @@ void cross_entropy_cuda(const native::CrossEntropyRows& out, const Tensor& logit
       run(&cross_entropy_kernel<T, 0, 0>, threads_for(C));
     }
   });
+  raise_bad_target(check, stream, C);
 }
 
 void cross_entropy_backward_cuda(const Tensor& grad_logits, const Tensor& grad_rows,
