@@ -27,16 +27,18 @@
 // tx % W, and the block's S = kLineThreads / W threads of one line split its chunk: thread `sub`
 // reads elements sub, sub + S, ... So a warp reads 32 neighbouring elements at each step (32 / W
 // consecutive i of W neighbouring lines), and with W = 1 16-byte vectors of a row where the row
-// allows (every row 16-byte aligned, n whole vectors). Each thread folds its elements into an
-// online state (Note [Online softmax]); the S states of a line merge in shared memory in a fixed
-// tree (slot sub with slot sub + h, h = S / 2, ..., 1), so every thread reads the same merged
-// state. When outer * ceil(inner / W) blocks would not fill the device (few lines, long ones:
-// softmax over dim 0, or a few rows too long for registers), the lines are also split into
-// chunks along n, grid.y of them: softmax_lines_kernel then writes each chunk's state to a
-// workspace (line-major), and softmax_lines_write_kernel merges a line's chunk states in chunk
-// order (the same bits in every thread) and writes its chunk. That reads x twice (once per
-// kernel); a single chunk reads it twice too, but its second read comes from the cache. Results
-// do not depend on timing: every merge has a fixed order.
+// allows (every row 16-byte aligned, n whole vectors). Each thread issues its loads in batches
+// (kLineBatch vectors, or 2 kLineBatch elements) before using any, in both passes, so that it has
+// more than one load in flight. Each thread folds its elements into an online state (Note
+// [Online softmax]); the S states of a line merge in shared memory in a fixed tree (slot sub
+// with slot sub + h, h = S / 2, ..., 1), so every thread reads the same merged state. When outer *
+// ceil(inner / W) blocks would not fill the device (few lines, long ones: softmax over dim 0, or a
+// few rows too long for registers), the lines are also split into chunks along n, grid.y of them:
+// softmax_lines_kernel then writes each chunk's state to a workspace (line-major), and
+// softmax_lines_write_kernel merges a line's chunk states in chunk order (the same bits in every
+// thread) and writes its chunk. That reads x twice (once per kernel); a single chunk reads it twice
+// too, but its second read comes from the cache. Results do not depend on timing: every merge has a
+// fixed order.
 //
 // cuDNN's softmax is the reference (core/norm_backend.h, Note [Norm backends on CUDA] in
 // kernels/cuda/norm_cudnn.h): softmax_kernel asks choose_norm_cudnn which one runs.
@@ -66,7 +68,6 @@ using math::convert;
 
 constexpr int64_t kWarpRowMax = 1024;
 constexpr int kWarpRowsPerBlock = 4;
-constexpr int kBlockThreads = 512;
 // The lines layout (Note [Softmax over lines]): blocks of kLineLanes x kLineRows threads; lines
 // split into chunks until the grid has kLineTargetBlocks blocks, while every thread keeps at
 // least kLineMinItems items of its chunk.
@@ -75,6 +76,7 @@ constexpr int kLineRows = 8;
 constexpr int kLineThreads = kLineLanes * kLineRows;
 constexpr int64_t kLineTargetBlocks = 1024;
 constexpr int64_t kLineMinItems = 16;
+constexpr int kLineBatch = 4;  // 16-byte vectors loaded at once per thread (twice as many scalars)
 constexpr int64_t kLineMaxChunks = 65535;  // gridDim.y
 
 // The second pass over one line: y[i * step] from x[i * step], i in [begin, n) by `stride`.
@@ -200,7 +202,7 @@ struct LineItems {
   __device__ __forceinline__ void store(int64_t i, const Item& v, F&& f) const {
     if constexpr (kVec) {
       Vec16<T> w;
-      for (int e = 0; e < V; ++e) w.v[e] = convert<T>(f(at(v, e)));
+      for_constant<V>([&](auto e) { w.v[e] = convert<T>(f(at(v, e))); });
       reinterpret_cast<Vec16<T>*>(y)[i] = w;
     } else {
       y[i * inner] = convert<T>(f(at(v, 0)));
@@ -208,28 +210,32 @@ struct LineItems {
   }
 };
 
-// The online state of items [begin, end) by `stride` from `first`; four loads in flight at a
-// time.
+// f(i, item i) for the items i = first, first + stride, ... below end, their loads issued
+// kLineBatch at a time before any is used (x and y may alias as far as the compiler knows, so it
+// would not move a load above the previous item's store itself): bytes in flight per thread.
+template <class T, bool kVec, class F>
+__device__ __forceinline__ void for_items(const LineItems<T, kVec>& items, int64_t first,
+                                          int64_t end, int64_t stride, F&& f) {
+  constexpr int kBatch = kVec ? kLineBatch : 2 * kLineBatch;  // 64 bytes of vectors, 8 scalars
+  int64_t i = first;
+  for (; i + (kBatch - 1) * stride < end; i += kBatch * stride) {
+    typename LineItems<T, kVec>::Item v[kBatch];
+    for_constant<kBatch>([&](auto b) { v[b] = items.load(i + b * stride); });
+    for_constant<kBatch>([&](auto b) { f(i + b * stride, v[b]); });
+  }
+  for (; i < end; i += stride) f(i, items.load(i));
+}
+
+// The online state of items [first, end) by `stride`.
 template <class T, bool kVec>
 __device__ __forceinline__ Online<opmath_t<T>> fold_items(const LineItems<T, kVec>& items,
                                                           int64_t first, int64_t end,
                                                           int64_t stride) {
   using A = opmath_t<T>;
-  constexpr int V = LineItems<T, kVec>::V;
   Online<A> s = Online<A>::empty();
-  int64_t i = first;
-  for (; i + 3 * stride < end; i += 4 * stride) {
-    const auto v0 = items.load(i), v1 = items.load(i + stride), v2 = items.load(i + 2 * stride),
-               v3 = items.load(i + 3 * stride);
-    for (int e = 0; e < V; ++e) s.add(items.at(v0, e));
-    for (int e = 0; e < V; ++e) s.add(items.at(v1, e));
-    for (int e = 0; e < V; ++e) s.add(items.at(v2, e));
-    for (int e = 0; e < V; ++e) s.add(items.at(v3, e));
-  }
-  for (; i < end; i += stride) {
-    const auto v = items.load(i);
-    for (int e = 0; e < V; ++e) s.add(items.at(v, e));
-  }
+  for_items(items, first, end, stride, [&](int64_t, const auto& v) {
+    for_constant<LineItems<T, kVec>::V>([&](auto e) { s.add(items.at(v, e)); });
+  });
   return s;
 }
 
@@ -240,12 +246,13 @@ __device__ __forceinline__ void write_items(const LineItems<T, kVec>& items, int
   using A = opmath_t<T>;
   if (kLog) {
     const A shift = s.max + std::log(s.sum);
-    for (int64_t i = first; i < end; i += stride)
-      items.store(i, items.load(i), [&](A v) { return v - shift; });
+    for_items(items, first, end, stride,
+              [&](int64_t i, const auto& v) { items.store(i, v, [&](A a) { return a - shift; }); });
   } else {
     const A inv = A(1) / s.sum;
-    for (int64_t i = first; i < end; i += stride)
-      items.store(i, items.load(i), [&](A v) { return std::exp(v - s.max) * inv; });
+    for_items(items, first, end, stride, [&](int64_t i, const auto& v) {
+      items.store(i, v, [&](A a) { return std::exp(a - s.max) * inv; });
+    });
   }
 }
 
