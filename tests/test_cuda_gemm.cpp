@@ -234,7 +234,7 @@ TEST_CASE("cuda gemm: the pipelined WMMA kernel stages every operand layout", "[
   // fallbacks, and a k that ends inside a chunk, against the CPU.
   if (!have_cuda()) return;
   VariantGuard guard(8);
-  const int64_t m = 131, n = 136, k = 72;
+  const int64_t m = 131, n = 136, k = 200;  // seven k tiles: the ring of four stages wraps
   for (DType dt : {kFloat16, kBFloat16}) {
     const double eps = dt == kFloat16 ? 1.0 / 1024 : 1.0 / 128;
     const double atol = eps * std::sqrt(static_cast<double>(k));
@@ -324,7 +324,7 @@ TEST_CASE("cuda gemm: every variant is racecheck- and initcheck-clean", "[cuda][
     INFO("variant " << v);
     const bool wmma = v == 6 || v == 8;
     const DType dt = wmma ? kBFloat16 : kFloat32;
-    const Tensor a = wave({2, 70, 40}, dt), b = wave({2, 40, 33}, dt, 0.5);
+    const Tensor a = wave({2, 70, 168}, dt), b = wave({2, 168, 33}, dt, 0.5);  // 6 k tiles of 32
     check_close(bmm(a.cuda(), b.cuda()), bmm(a, b), wmma ? 1.0 / 64 : 1e-5, wmma ? 1.0 / 16 : 1e-5);
     cuda::synchronize();
   }

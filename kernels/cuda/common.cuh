@@ -64,9 +64,9 @@ struct SharedArrayType<T, D0, Rest...> {
   __shared__ __align__(32)               \
       typename ::ember::kernels::cuda::detail::SharedArrayType<T, __VA_ARGS__>::type name
 #define EMBER_SHARED_VAR(T, name) __shared__ T name
-// The launch's dynamic shared memory, seen as T* (16-byte aligned).
+// The launch's dynamic shared memory, seen as T* (32-byte aligned, as WMMA's loads need).
 #define EMBER_DYNAMIC_SHARED(T, name)                                  \
-  extern __shared__ __align__(16) unsigned char ember_dynamic_smem_[]; \
+  extern __shared__ __align__(32) unsigned char ember_dynamic_smem_[]; \
   T* name = reinterpret_cast<T*>(ember_dynamic_smem_)
 #endif
 
@@ -126,6 +126,30 @@ void uses_collectives(void (*kernel)(Params...)) {
   sim::use_fibers(reinterpret_cast<const void*>(kernel));
 #else
   (void)kernel;
+#endif
+}
+
+// Lets `kernel` launch with up to `bytes` of dynamic shared memory on the current device:
+// cudaFuncSetAttribute's MaxDynamicSharedMemorySize, which a launch past 48 KiB needs (the
+// simulator checks the same opt-in). A device with less shared memory per block is an Error
+// naming the kernel.
+template <class... Params>
+void allow_dynamic_shared(const char* name, void (*kernel)(Params...), size_t bytes) {
+#if defined(EMBER_CUDA_SIM)
+  try {
+    sim::set_max_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes);
+  } catch (const sim::Error& e) {
+    EMBER_CHECK(false, name, ": ", e.what());
+  }
+#else
+  const cudaError_t e =
+      cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    EMBER_CHECK(false, name, ": the device cannot give ", bytes,
+                " bytes of dynamic shared memory to a block: ", cudaGetErrorString(e));
+  }
 #endif
 }
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/cuda_gemm.h"
@@ -108,6 +109,13 @@ Geometry make_geometry(const Tensor& out, const Tensor& a, const Tensor& b) {
 // "N" (unit column stride), "T" (unit row stride) or "S" (strided): the autotune key's layout.
 char layout_letter(int64_t rs, int64_t cs) { return cs == 1 ? 'N' : rs == 1 ? 'T' : 'S'; }
 
+// Variant 8's kernel for the operand layouts, and the bytes of its ring of stages.
+template <class T, bool kACol, bool kBCol>
+std::pair<void (*)(const T*, const T*, T*, GemmArgs, float, float), size_t> pipelined() {
+  return {&gemm::gemm_wmma_pipelined<T, kACol, kBCol>,
+          gemm::PipelinedTiles<kACol, kBCol>::kSharedBytes};
+}
+
 template <class T>
 void launch_variant(int variant, const T* a, const T* b, T* c, const GemmArgs& g,
                     gemm_acc_t<T> alpha, gemm_acc_t<T> beta, const Stream& stream) {
@@ -115,12 +123,13 @@ void launch_variant(int variant, const T* a, const T* b, T* c, const GemmArgs& g
     return static_cast<unsigned>((extent + tile - 1) / tile);
   };
   const unsigned gz = static_cast<unsigned>(std::min<int64_t>(g.batches, kMaxGridZ));
-  auto launch = [&](const char* name, auto kernel, int tile_m, int tile_n, dim3 block) {
+  auto launch = [&](const char* name, auto kernel, int tile_m, int tile_n, dim3 block,
+                    size_t shared_bytes = 0) {
     const unsigned gy = tiles(g.m, tile_m);
     EMBER_CHECK(gy <= kMaxGridY, "matmul: ", g.m, " rows are more than the CUDA GEMM's grid ",
                 "covers (", kMaxGridY, " tiles of ", tile_m, ")");
-    launch_kernel(name, kernel, dim3(tiles(g.n, tile_n), gy, gz), block, 0, stream, a, b, c, g,
-                  alpha, beta);
+    launch_kernel(name, kernel, dim3(tiles(g.n, tile_n), gy, gz), block, shared_bytes, stream, a, b,
+                  c, g, alpha, beta);
   };
   switch (variant) {
     case 1:
@@ -157,12 +166,12 @@ void launch_variant(int variant, const T* a, const T* b, T* c, const GemmArgs& g
       if constexpr (is_16bit_v<T>) {
         // The tiles are staged in the operands' own layouts (Note [A pipelined WMMA GEMM]).
         const bool a_col = g.a_rs == 1 && g.a_cs != 1, b_col = g.b_rs == 1 && g.b_cs != 1;
-        auto kernel = a_col ? (b_col ? &gemm::gemm_wmma_pipelined<T, true, true>
-                                     : &gemm::gemm_wmma_pipelined<T, true, false>)
-                            : (b_col ? &gemm::gemm_wmma_pipelined<T, false, true>
-                                     : &gemm::gemm_wmma_pipelined<T, false, false>);
+        const auto [kernel, bytes] =
+            a_col ? (b_col ? pipelined<T, true, true>() : pipelined<T, true, false>())
+                  : (b_col ? pipelined<T, false, true>() : pipelined<T, false, false>());
+        allow_dynamic_shared("gemm_wmma_pipelined", kernel, bytes);
         return launch("gemm_wmma_pipelined", kernel, gemm::kPM, gemm::kPN,
-                      dim3(gemm::kPipelinedThreads));
+                      dim3(gemm::kPipelinedThreads), bytes);
       }
       break;
     default:

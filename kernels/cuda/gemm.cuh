@@ -451,15 +451,19 @@ __global__ void gemm_wmma(const T* a, const T* b, T* c, GemmArgs g, float alpha,
 //   fragments are loaded as row_major or col_major to match (four instantiations); a matrix with
 //   no unit stride, a chunk crossing the matrix's edge or a misaligned address takes the
 //   element-by-element path, writing zeros outside the matrix;
-// - the chunks go through cp.async (sm_80+): global to shared without passing through
-//   registers, into the second of two stages while the warps multiply the first; one barrier
-//   per k step (wait for this tile's copies, barrier, issue the next tile's, multiply). The
-//   simulator copies at once (its cp.async is an ordinary copy; the barrier order is the same);
+// - the chunks go through cp.async (sm_80+), global to shared without passing through
+//   registers, into a ring of kPStages stages in dynamic shared memory: while the warps
+//   multiply tile t, the copies of tiles t + 1 .. t + kPStages - 1 are in flight. Each k step
+//   waits for tile t's copies (cp.async's groups complete in order, so "all but the newest
+//   kPStages - 2 groups"), passes one barrier (tile t visible to every warp, and every warp
+//   done with tile t - 1), then issues tile t + kPStages - 1 into t - 1's stage and multiplies.
+//   The simulator copies at once (its cp.async is an ordinary copy; the barrier order, which
+//   racecheck checks, is the same);
 // - the accumulators leave through a 16 x 16 float tile per warp for the alpha / beta epilogue.
-// Shared memory: two stages of A and B, padded by 8 elements a row (each fragment pointer
-// 32-byte aligned, rows 16 bytes apart in banks), plus the epilogue tiles: 48 KiB at most, the
-// static limit.
-constexpr int kPM = 128, kPN = 128, kPK = 32, kPipelinedThreads = 256, kPPad = 8;
+// Each stage's rows are padded by 8 elements (each fragment pointer 32-byte aligned, rows 16
+// bytes apart in banks): four stages are 68-80 KiB of dynamic shared memory, past the 48 KiB a
+// block gets without opting in (allow_dynamic_shared in kernels/cuda/common.cuh).
+constexpr int kPM = 128, kPN = 128, kPK = 32, kPipelinedThreads = 256, kPPad = 8, kPStages = 4;
 
 // The shared row length and size of an operand's tile: `rows` x `cols` as stored (the second
 // dim the unit-stride one), each row padded.
@@ -469,10 +473,28 @@ struct StagedTile {
   static constexpr int kSize = kRows * kLd;
 };
 
+// The operand tiles of variant 8 (kACol: A staged col-major, k x m, for an A with unit row
+// stride, else row-major, m x k; kBCol: B staged col-major, n x k, else row-major, k x n).
+template <bool kACol, bool kBCol>
+struct PipelinedTiles {
+  using A = std::conditional_t<kACol, StagedTile<kPK, kPM>, StagedTile<kPM, kPK>>;
+  using B = std::conditional_t<kBCol, StagedTile<kPN, kPK>, StagedTile<kPK, kPN>>;
+  // Bytes of dynamic shared memory for the ring of stages, of 16-bit elements.
+  static constexpr size_t kSharedBytes = size_t{kPStages} * (A::kSize + B::kSize) * 2;
+};
+
+// One operand's ring of stages in dynamic shared memory: ring[s][i] is element i of stage s.
+template <class P>
+struct StageRing {
+  P base;
+  int stage_size;
+  __device__ auto operator[](int stage) const { return base + stage * stage_size; }
+};
+
 // Copies 16 bytes (eight 16-bit elements) from global memory into shared memory: cp.async on a
 // GPU (completed by __pipeline_wait_prior), a plain copy in the simulator.
 template <class S, class W>
-__device__ inline void copy16_async(S&& s, int stage, int offset, const W* src) {
+__device__ inline void copy16_async(const S& s, int stage, int offset, const W* src) {
 #if defined(EMBER_CUDA_SIM)
   for (int j = 0; j < 8; ++j) s[stage][offset + j] = src[j];
 #else
@@ -483,7 +505,7 @@ __device__ inline void copy16_async(S&& s, int stage, int offset, const W* src) 
 // Stages a kRows x kCols tile whose element (r, c) lies at src[r * rs + c * cs] (rows_left /
 // cols_left of it inside the matrix) into s[stage] (row length StagedTile::kLd), chunk by chunk.
 template <int kRows, int kCols, class S, class W>
-__device__ inline void stage_tile(S&& s, int stage, const W* src, int64_t rs, int64_t cs,
+__device__ inline void stage_tile(const S& s, int stage, const W* src, int64_t rs, int64_t cs,
                                   int64_t rows_left, int64_t cols_left, int tid) {
   constexpr int kLd = StagedTile<kRows, kCols>::kLd;
   constexpr int kChunks = kRows * kCols / 8;
@@ -503,21 +525,20 @@ __device__ inline void stage_tile(S&& s, int stage, const W* src, int64_t rs, in
   }
 }
 
-// kACol: A is staged col-major (k x m; A has unit row stride), else row-major (m x k); kBCol:
-// B is staged col-major (n x k; B has unit row stride), else row-major (k x n).
-// block 256 threads (eight warps, 2 x 4 over the 128 x 128 tile); grid (ceil(n / 128),
-// ceil(m / 128), batches).
+// block 256 threads (eight warps, 2 x 4 over the 128 x 128 tile), dynamic shared memory
+// PipelinedTiles<kACol, kBCol>::kSharedBytes; grid (ceil(n / 128), ceil(m / 128), batches).
 template <class T, bool kACol, bool kBCol>
 __global__ void __launch_bounds__(kPipelinedThreads)
     gemm_wmma_pipelined(const T* a, const T* b, T* c, GemmArgs g, float alpha, float beta) {
   namespace wmma = nvcuda::wmma;
   using W = typename wmma_type<T>::type;
-  using ATile = std::conditional_t<kACol, StagedTile<kPK, kPM>, StagedTile<kPM, kPK>>;
-  using BTile = std::conditional_t<kBCol, StagedTile<kPN, kPK>, StagedTile<kPK, kPN>>;
+  using ATile = typename PipelinedTiles<kACol, kBCol>::A;
+  using BTile = typename PipelinedTiles<kACol, kBCol>::B;
   using ALayout = std::conditional_t<kACol, wmma::col_major, wmma::row_major>;
   using BLayout = std::conditional_t<kBCol, wmma::col_major, wmma::row_major>;
-  EMBER_SHARED_ARRAY(W, as, 2, ATile::kSize);
-  EMBER_SHARED_ARRAY(W, bs, 2, BTile::kSize);
+  EMBER_DYNAMIC_SHARED(W, smem);  // A's kPStages stages, then B's
+  const StageRing<decltype(smem)> as{smem, ATile::kSize};
+  const StageRing<decltype(smem)> bs{smem + kPStages * ATile::kSize, BTile::kSize};
   EMBER_SHARED_ARRAY(float, cs, kPipelinedThreads / 32, 16 * 16);  // a warp's epilogue tile
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32, wm = warp / 4, wn = warp % 4;
@@ -529,18 +550,23 @@ __global__ void __launch_bounds__(kPipelinedThreads)
   for (int64_t z = blockIdx.z; z < g.batches; z += gridDim.z) {
     int64_t ao, bo, co;
     batch_offsets(g, z, ao, bo, co);
-    auto issue = [&](int64_t t, int stage) {
-      const int64_t k0 = t * kPK;
-      const W* pa = wa + ao + m0 * g.a_rs + k0 * g.a_cs;
-      const W* pb = wb + bo + k0 * g.b_rs + n0 * g.b_cs;
-      if constexpr (kACol)
-        stage_tile<kPK, kPM>(as, stage, pa, g.a_cs, g.a_rs, g.k - k0, g.m - m0, tid);
-      else
-        stage_tile<kPM, kPK>(as, stage, pa, g.a_rs, g.a_cs, g.m - m0, g.k - k0, tid);
-      if constexpr (kBCol)
-        stage_tile<kPN, kPK>(bs, stage, pb, g.b_cs, g.b_rs, g.n - n0, g.k - k0, tid);
-      else
-        stage_tile<kPK, kPN>(bs, stage, pb, g.b_rs, g.b_cs, g.k - k0, g.n - n0, tid);
+    // Starts the copies of tile t into its stage, as one cp.async group (an empty group past
+    // the last tile keeps the count of groups per step constant).
+    auto issue = [&](int64_t t) {
+      if (t < k_tiles) {
+        const int stage = static_cast<int>(t % kPStages);
+        const int64_t k0 = t * kPK;
+        const W* pa = wa + ao + m0 * g.a_rs + k0 * g.a_cs;
+        const W* pb = wb + bo + k0 * g.b_rs + n0 * g.b_cs;
+        if constexpr (kACol)
+          stage_tile<kPK, kPM>(as, stage, pa, g.a_cs, g.a_rs, g.k - k0, g.m - m0, tid);
+        else
+          stage_tile<kPM, kPK>(as, stage, pa, g.a_rs, g.a_cs, g.m - m0, g.k - k0, tid);
+        if constexpr (kBCol)
+          stage_tile<kPN, kPK>(bs, stage, pb, g.b_cs, g.b_rs, g.n - n0, g.k - k0, tid);
+        else
+          stage_tile<kPK, kPN>(bs, stage, pb, g.b_rs, g.b_cs, g.k - k0, g.n - n0, tid);
+      }
 #if !defined(EMBER_CUDA_SIM)
       __pipeline_commit();
 #endif
@@ -551,16 +577,14 @@ __global__ void __launch_bounds__(kPipelinedThreads)
     EMBER_UNROLL
     for (int i = 0; i < 4; ++i) EMBER_UNROLL
     for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-    if (k_tiles > 0) issue(0, 0);
+    for (int t = 0; t < kPStages - 1; ++t) issue(t);
     for (int64_t t = 0; t < k_tiles; ++t) {
-      const int stage = static_cast<int>(t & 1);
 #if !defined(EMBER_CUDA_SIM)
-      __pipeline_wait_prior(0);  // this thread's copies of tile t have landed
+      __pipeline_wait_prior(kPStages - 2);  // this thread's copies of tile t have landed
 #endif
-      // Every thread's copies of tile t are visible, and every warp is done with tile t - 1,
-      // whose stage the next issue overwrites.
       __syncthreads();
-      if (t + 1 < k_tiles) issue(t + 1, stage ^ 1);
+      issue(t + kPStages - 1);  // into tile t - 1's stage
+      const int stage = static_cast<int>(t % kPStages);
       EMBER_UNROLL
       for (int kk = 0; kk < kPK; kk += 16) {
         wmma::fragment<wmma::matrix_a, 16, 16, 16, W, ALayout> fa[4];
@@ -582,6 +606,9 @@ __global__ void __launch_bounds__(kPipelinedThreads)
         for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
       }
     }
+#if !defined(EMBER_CUDA_SIM)
+    __pipeline_wait_prior(0);  // no copy (all empty by now) outlives the batch
+#endif
     EMBER_UNROLL
     for (int i = 0; i < 4; ++i) {
       EMBER_UNROLL

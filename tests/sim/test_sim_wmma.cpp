@@ -197,6 +197,23 @@ std::string run_error(const char* name, void (*kernel)(const __half*, unsigned),
   return sim_test::sync_error();
 }
 
+// Warp 0 fills a 16 x 16 float tile with store_matrix_sync, warp 1 loads it with
+// load_matrix_sync and writes it out; with `sync` a barrier orders the two, without it they race.
+__global__ void wmma_handoff(float* out, bool sync) {
+  EMBER_SHARED_ARRAY(float, tile, 16, 16);
+  const unsigned warp = threadIdx.x / 32;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  if (warp == 0) {
+    wmma::fill_fragment(acc, 2.0f);
+    wmma::store_matrix_sync(&tile[0][0], acc, 16, wmma::mem_row_major);
+  }
+  if (sync) __syncthreads();
+  if (warp == 1) {
+    wmma::load_matrix_sync(acc, &tile[0][0], 16, wmma::mem_row_major);
+    wmma::store_matrix_sync(out, acc, 16, wmma::mem_row_major);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("wmma: m16n16k16 GEMM, A and B row-major", "[cuda][sim][wmma]") {
@@ -325,4 +342,18 @@ TEST_CASE("wmma: fragments load from and store to static shared tiles (32-byte a
       }
     }
   }
+}
+
+TEST_CASE("wmma: racecheck sees the loads and stores of fragments in shared memory",
+          "[cuda][sim][wmma][racecheck]") {
+  sim_test::ScopedOptions scoped(sim_test::base_options());  // racecheck on
+  DeviceBuffer<float> out(256);
+  launch({"wmma_handoff", dim3(1), dim3(64)}, wmma_handoff, out.get(), true);
+  REQUIRE(sim_test::sync_error() == "");
+  for (float v : out.download()) CHECK(v == 2.0f);
+  launch({"wmma_handoff", dim3(1), dim3(64)}, wmma_handoff, out.get(), false);
+  const std::string error = sim_test::sync_error();
+  INFO(error);
+  CHECK(error.find("racecheck") != std::string::npos);
+  CHECK(error.find("hazard on shared 'tile'") != std::string::npos);
 }

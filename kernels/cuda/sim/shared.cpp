@@ -11,7 +11,8 @@
 // with __syncwarp is accepted. The report names both threads and both source lines: the access
 // sites are the return addresses of race_read/race_write, symbolised at report time. It is an
 // approximation: a warp collective with a partial mask orders all lanes of the warp here, and
-// atomics or raw pointers into shared memory are not tracked.
+// atomics or raw pointers into shared memory are not tracked -- except WMMA's loads and stores,
+// which report each lane's slice of the tile through race_raw (kernels/cuda/sim/wmma.h).
 #include "kernels/cuda/sim/shared.h"
 
 #include <cstdlib>
@@ -209,6 +210,22 @@ void race_read(SharedSlot& slot, const void* p, size_t bytes) {
 
 void race_write(SharedSlot& slot, const void* p, size_t bytes) {
   record(slot, p, bytes, Access::write, __builtin_return_address(0));
+}
+
+void race_raw(const void* p, size_t bytes, bool write) {
+  Block& b = current_block("shared memory");
+  if (!b.run->options.racecheck) return;
+  const char* q = static_cast<const char*>(p);
+  auto holds = [&](const SharedSlot& s) {
+    return !s.shadow.empty() && s.block_serial == b.serial && q >= s.data &&
+           q + bytes <= s.data + s.bytes;
+  };
+  SharedSlot* slot = holds(b.worker->dynamic) ? &b.worker->dynamic : nullptr;
+  for (auto it = b.worker->slots.begin(); slot == nullptr && it != b.worker->slots.end(); ++it) {
+    if (holds(*it)) slot = &*it;
+  }
+  if (slot != nullptr)
+    record(*slot, p, bytes, write ? Access::write : Access::read, __builtin_return_address(0));
 }
 
 }  // namespace ember::sim::detail

@@ -58,6 +58,10 @@ SharedSlot& dynamic_slot(const char* name, const char* file, int line, size_t al
 // site inside the kernel, since the proxies calling it are always inlined).
 __attribute__((noinline)) void race_read(SharedSlot& slot, const void* p, size_t bytes);
 __attribute__((noinline)) void race_write(SharedSlot& slot, const void* p, size_t bytes);
+// racecheck for an access through a raw pointer (WMMA's loads and stores): recorded like
+// race_read / race_write when p lies in the calling block's shared memory and racecheck is on;
+// a pointer elsewhere (global memory) is ignored.
+__attribute__((noinline)) void race_raw(const void* p, size_t bytes, bool write);
 [[noreturn]] void shared_out_of_bounds(const SharedSlot& slot, long long index, size_t extent);
 
 #define EMBER_SIM_INLINE inline __attribute__((always_inline))

@@ -33,8 +33,8 @@
 // and layout must be the same in every lane, as CUDA requires (a mismatch is an Error). Like a
 // GPU, the pointer must be 32-byte aligned and ldm a multiple of 16 bytes (8 elements of a
 // 16-bit type, 4 of float); breaking either raises ember::sim::Error instead of a GPU's
-// misaligned-address fault. Shared-memory tiles are passed as raw pointers (`&tile[0][0]`), so
-// these accesses are not race-checked (Note [Shared memory in the simulator] in shared.h).
+// misaligned-address fault. Shared-memory tiles are passed as raw pointers (`&tile[0][0]`);
+// racecheck still sees them: each lane reports its slice of the tile (detail_sim::race_tile).
 
 // The qualifiers before any CUDA header (qualifiers.h says why).
 // clang-format off
@@ -51,6 +51,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/sim/error.h"
+#include "kernels/cuda/sim/shared.h"
 #include "kernels/cuda/sim/warp.h"
 
 namespace nvcuda::wmma {
@@ -202,6 +203,21 @@ void fill_fragment(fragment<Use, M, N, K, T, Layout>& f,
 }
 
 namespace detail_sim {
+// racecheck for a load or store of a rows x cols tile at p: each lane reports its slice of the
+// tile (num_elements / 32 elements, as a GPU spreads a tile over the lanes), so a warp's access
+// to every element is seen once, and another warp touching it in the same barrier interval is
+// a hazard (Note [Racecheck] in shared.cpp).
+template <class T>
+void race_tile(const T* p, unsigned ldm, bool row, int rows, int cols, bool write) {
+  const int per_lane = rows * cols / 32;
+  const int first = static_cast<int>(ember::sim::lane_id()) * per_lane;
+  for (int i = first; i < first + per_lane; ++i) {
+    const int r = i / cols, c = i % cols;
+    const size_t offset = row ? static_cast<size_t>(r) * ldm + c : static_cast<size_t>(c) * ldm + r;
+    ember::sim::detail::race_raw(p + offset, sizeof(T), write);
+  }
+}
+
 template <class Frag, class T>
 void read_tile(Frag& f, const T* p, unsigned ldm, bool row) {
   for (int r = 0; r < Frag::rows; ++r) {
@@ -223,6 +239,7 @@ void load_matrix_sync(fragment<Use, M, N, K, T, Layout>& f,
   const bool row = std::is_same_v<Layout, row_major>;
   ember::sim::wmma_detail::warp_memory_op<T>(p, ldm, row ? 0 : 1, "wmma::load_matrix_sync", file,
                                              line);
+  detail_sim::race_tile(p, ldm, row, f.rows, f.cols, false);
   detail_sim::read_tile(f, p, ldm, row);
 }
 
@@ -233,6 +250,7 @@ void load_matrix_sync(fragment<accumulator, M, N, K, T>& f,
                       layout_t layout, const char* file = __builtin_FILE(),
                       int line = __builtin_LINE()) {
   ember::sim::wmma_detail::warp_memory_op<T>(p, ldm, layout, "wmma::load_matrix_sync", file, line);
+  detail_sim::race_tile(p, ldm, layout == mem_row_major, f.rows, f.cols, false);
   detail_sim::read_tile(f, p, ldm, layout == mem_row_major);
 }
 
@@ -249,6 +267,7 @@ void store_matrix_sync(ember::sim::wmma_detail::non_deduced<T>* p,
     const int r = i / Frag::cols, c = i % Frag::cols;
     const size_t offset = layout == mem_row_major ? static_cast<size_t>(r) * ldm + c
                                                   : static_cast<size_t>(c) * ldm + r;
+    ember::sim::detail::race_raw(p + offset, sizeof(T), true);
     p[offset] = f.x[i];
   }
 }
