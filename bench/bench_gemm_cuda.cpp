@@ -116,6 +116,32 @@ int main(int argc, char** argv) {
                   cublas_ms / ms, rel_error(mine, ref));
     }
   }
+  // The tunings of rungs 7 and 8 (set_gemm_tuning in core/cuda_gemm.h), side by side at n, so
+  // one GPU run shows which to make the default.
+  std::printf("\ntunings at %lld (min_blocks: blocks per SM compiled for; stages: rung 8's ring)\n",
+              static_cast<long long>(n));
+  std::printf("%-10s %-28s %12s %7s %10s\n", "dtype", "rung / tuning", "GFLOP/s", "ratio",
+              "rel.err");
+  for (DType dt : {kFloat32, kBFloat16}) {
+    const Tensor a = randn({n, n}).to(dt).cuda(), b = randn({n, n}).to(dt).cuda();
+    Tensor ref;
+    const double cublas_ms = run(a, b, cuda::GemmBackend::cublas, 0, 5, &ref);
+    const int rung = dt == kFloat32 ? 7 : 8;
+    for (int min_blocks : {1, 2}) {
+      for (int stages : {2, 3, 4}) {
+        if (rung == 7 && stages != 4) continue;  // rung 7 has no ring
+        cuda::set_gemm_tuning({min_blocks, stages});
+        Tensor mine;
+        const double ms = run(a, b, cuda::GemmBackend::ember, rung, 5, &mine);
+        char label[64];
+        std::snprintf(label, sizeof label, "%d min_blocks=%d%s", rung, min_blocks,
+                      rung == 8 ? (" stages=" + std::to_string(stages)).c_str() : "");
+        std::printf("%-10s %-28s %12.0f %7.2f %10.2e\n", dtype_name(dt), label, gflops(n, ms),
+                    cublas_ms / ms, rel_error(mine, ref));
+      }
+    }
+  }
+  cuda::set_gemm_tuning({});
   cuda::set_gemm_backend(cuda::GemmBackend::ember);
   return 0;
 }

@@ -228,10 +228,10 @@ bench bench_ddp_nccl 90 "$B/bench/bench_ddp" --backend nccl --device cuda
 # the GPU's own view of what the simulator's detectors check in CI.
 if [ "$tests" = ON ] && command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
-    stage_timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 3 \
-      "$B/tests/ember_tests" -# "[cuda][#test_cuda_norm],[cuda][#test_cuda_reduce]" \
+    stage_timeout 90 compute-sanitizer --tool "$tool" --error-exitcode 3 \
+      "$B/tests/ember_tests" -# "[cuda][#test_cuda_norm],[cuda][#test_cuda_reduce],[cuda][#test_cuda_gemm]" \
       > "$OUT/sanitizer_$tool.txt" 2>&1
-    log "compute-sanitizer --tool $tool (test_cuda_norm, test_cuda_reduce): exit $? -- $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.txt")"
+    log "compute-sanitizer --tool $tool (test_cuda_norm, test_cuda_reduce, test_cuda_gemm): exit $? -- $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.txt")"
   done
 fi
 

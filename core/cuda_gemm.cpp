@@ -34,6 +34,7 @@ struct State {
   bool initialised = false;
   GemmBackend backend = GemmBackend::ember;
   int variant = 0;
+  GemmTuning tuning;
   std::vector<GemmChoice> choices;
 };
 
@@ -95,6 +96,22 @@ void set_gemm_variant(int variant) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   ready(s).variant = variant;
+}
+
+GemmTuning gemm_tuning() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.tuning;
+}
+
+void set_gemm_tuning(GemmTuning tuning) {
+  EMBER_CHECK(tuning.min_blocks == 1 || tuning.min_blocks == 2,
+              "set_gemm_tuning: min_blocks must be 1 or 2, got ", tuning.min_blocks);
+  EMBER_CHECK(tuning.stages >= 2 && tuning.stages <= 4,
+              "set_gemm_tuning: stages must be 2, 3 or 4, got ", tuning.stages);
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.tuning = tuning;
 }
 
 std::vector<GemmChoice> gemm_autotune_choices() {

@@ -47,6 +47,19 @@ void set_gemm_backend(const std::string& name);
 int gemm_variant();
 void set_gemm_variant(int variant);
 
+// How rungs 7 and 8 are compiled, for a benchmark that sweeps them on a GPU (bench_gemm_cuda's
+// tuning table) before a default is fixed: min_blocks, the blocks per SM each kernel is compiled
+// to fit (1, or 2: at most 128 registers a thread, which may spill), and stages, rung 8's
+// pipeline depth (2, 3 or 4). The default, {1, 4}, serves every operand layout; another tuning
+// applies to float32 (rung 7) and to row-major operands (rung 8), the others keep the default.
+// Anything else is an Error.
+struct GemmTuning {
+  int min_blocks = 1;
+  int stages = 4;
+};
+GemmTuning gemm_tuning();
+void set_gemm_tuning(GemmTuning tuning);
+
 // What EMBER_GEMM=auto chose so far: key "float32 129x65x33 batch 1 a:N b:T c:N", choice
 // "ember:5" or "cublas", and the chosen candidate's time in milliseconds.
 struct GemmChoice {

@@ -272,6 +272,37 @@ TEST_CASE("cuda gemm: the pipelined WMMA kernel stages every operand layout", "[
   }
 }
 
+TEST_CASE("cuda gemm: every tuning of rungs 7 and 8 matches the CPU", "[cuda][gemm]") {
+  // set_gemm_tuning (core/cuda_gemm.h): rung 8's ring of 2, 3 or 4 stages (each wrapping over
+  // seven k tiles), and kernels compiled for one or two blocks per SM; bad tunings are errors.
+  if (!have_cuda()) return;
+  struct TuningGuard {
+    ~TuningGuard() { cuda::set_gemm_tuning({}); }
+  } restore;
+  const Tensor a32 = wave({70, 200}, kFloat32), b32 = wave({200, 140}, kFloat32, 0.5);
+  const Tensor a16 = wave({131, 200}, kBFloat16), b16 = wave({200, 136}, kBFloat16, 0.5);
+  const double eps = 1.0 / 128;
+  for (int min_blocks : {1, 2}) {
+    for (int stages : {2, 3, 4}) {
+      INFO("min_blocks " << min_blocks << ", stages " << stages);
+      cuda::set_gemm_tuning({min_blocks, stages});
+      CHECK(cuda::gemm_tuning().stages == stages);
+      {
+        VariantGuard guard(7);
+        check_float32(matmul(a32.cuda(), b32.cuda()), matmul(a32, b32), 200);
+      }
+      VariantGuard guard(8);
+      check_close(matmul(a16.cuda(), b16.cuda()), matmul(a16, b16), 2 * eps,
+                  eps * std::sqrt(200.0));
+      // A col-major operand keeps the default tuning.
+      check_close(matmul(a16.cuda(), b16.t().contiguous().t().cuda()), matmul(a16, b16), 2 * eps,
+                  eps * std::sqrt(200.0));
+    }
+  }
+  CHECK_THROWS_WITH(cuda::set_gemm_tuning({3, 4}), Contains("min_blocks must be 1 or 2, got 3"));
+  CHECK_THROWS_WITH(cuda::set_gemm_tuning({1, 5}), Contains("stages must be 2, 3 or 4, got 5"));
+}
+
 TEST_CASE("cuda gemm: EMBER_GEMM selects the backend, auto benchmarks once per shape",
           "[cuda][gemm]") {
   if (!have_cuda()) return;

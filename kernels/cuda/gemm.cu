@@ -109,11 +109,31 @@ Geometry make_geometry(const Tensor& out, const Tensor& a, const Tensor& b) {
 // "N" (unit column stride), "T" (unit row stride) or "S" (strided): the autotune key's layout.
 char layout_letter(int64_t rs, int64_t cs) { return cs == 1 ? 'N' : rs == 1 ? 'T' : 'S'; }
 
-// Variant 8's kernel for the operand layouts, and the bytes of its ring of stages.
-template <class T, bool kACol, bool kBCol>
+// Variant 8's kernel for the operand layouts and tuning, and the bytes of its ring of stages.
+template <class T, bool kACol, bool kBCol, int kStages = gemm::kPStages, int kMinBlocks = 1>
 std::pair<void (*)(const T*, const T*, T*, GemmArgs, float, float), size_t> pipelined() {
-  return {&gemm::gemm_wmma_pipelined<T, kACol, kBCol>,
-          gemm::PipelinedTiles<kACol, kBCol>::kSharedBytes};
+  return {&gemm::gemm_wmma_pipelined<T, kACol, kBCol, kStages, kMinBlocks>,
+          gemm::PipelinedTiles<kACol, kBCol>::template kSharedBytes<kStages>};
+}
+
+// Variant 8 for (a_col, b_col) under `tuning` (set_gemm_tuning in core/cuda_gemm.h: a tuning
+// other than the default is compiled for row-major operands only).
+template <class T>
+std::pair<void (*)(const T*, const T*, T*, GemmArgs, float, float), size_t> pipelined_for(
+    bool a_col, bool b_col, ember::cuda::GemmTuning tuning) {
+  if (!a_col && !b_col) {
+    const bool two = tuning.min_blocks == 2;
+    switch (tuning.stages) {
+      case 2:
+        return two ? pipelined<T, false, false, 2, 2>() : pipelined<T, false, false, 2, 1>();
+      case 3:
+        return two ? pipelined<T, false, false, 3, 2>() : pipelined<T, false, false, 3, 1>();
+      default:
+        return two ? pipelined<T, false, false, 4, 2>() : pipelined<T, false, false>();
+    }
+  }
+  if (a_col) return b_col ? pipelined<T, true, true>() : pipelined<T, true, false>();
+  return pipelined<T, false, true>();
 }
 
 template <class T>
@@ -157,18 +177,18 @@ void launch_variant(int variant, const T* a, const T* b, T* c, const GemmArgs& g
       break;
     case kWarpTileVariant:
       if constexpr (std::is_same_v<T, float>) {
+        const bool two = ember::cuda::gemm_tuning().min_blocks == 2;
         return launch("gemm_blocked<warp_tiles>",
-                      &gemm::gemm_blocked<T, true, true, gemm::Micro::warp_tiles>, gemm::kBM,
-                      gemm::kBN, dim3(gemm::kBlockedThreads));
+                      two ? &gemm::gemm_blocked<T, true, true, gemm::Micro::warp_tiles, 2>
+                          : &gemm::gemm_blocked<T, true, true, gemm::Micro::warp_tiles>,
+                      gemm::kBM, gemm::kBN, dim3(gemm::kBlockedThreads));
       }
       break;
     case kWmmaPipelinedVariant:
       if constexpr (is_16bit_v<T>) {
         // The tiles are staged in the operands' own layouts (Note [A pipelined WMMA GEMM]).
         const bool a_col = g.a_rs == 1 && g.a_cs != 1, b_col = g.b_rs == 1 && g.b_cs != 1;
-        const auto [kernel, bytes] =
-            a_col ? (b_col ? pipelined<T, true, true>() : pipelined<T, true, false>())
-                  : (b_col ? pipelined<T, false, true>() : pipelined<T, false, false>());
+        const auto [kernel, bytes] = pipelined_for<T>(a_col, b_col, ember::cuda::gemm_tuning());
         allow_dynamic_shared("gemm_wmma_pipelined", kernel, bytes);
         return launch("gemm_wmma_pipelined", kernel, gemm::kPM, gemm::kPN,
                       dim3(gemm::kPipelinedThreads), bytes);

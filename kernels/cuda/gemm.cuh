@@ -278,8 +278,9 @@ constexpr int blocked_pad = kMicro == Micro::warp_tiles ? 4 : 0;
 // variant 5 uses 195 registers, variant 7 168, neither spills -- one block (eight warps) per SM.
 // Capping variant 7 at 128 registers (two blocks per SM) made ptxas spill; which wins is a GPU
 // measurement still to make.
-template <class T, bool kVec, bool kDoubleBuffer, Micro kMicro>
-__global__ void __launch_bounds__(kBlockedThreads)
+// kMinBlocks: the blocks per SM ptxas must fit (set_gemm_tuning in core/cuda_gemm.h).
+template <class T, bool kVec, bool kDoubleBuffer, Micro kMicro, int kMinBlocks = 1>
+__global__ void __launch_bounds__(kBlockedThreads, kMinBlocks)
     gemm_blocked(const T* a, const T* b, T* c, GemmArgs g, gemm_acc_t<T> alpha,
                  gemm_acc_t<T> beta) {
   using Acc = gemm_acc_t<T>;
@@ -479,8 +480,9 @@ template <bool kACol, bool kBCol>
 struct PipelinedTiles {
   using A = std::conditional_t<kACol, StagedTile<kPK, kPM>, StagedTile<kPM, kPK>>;
   using B = std::conditional_t<kBCol, StagedTile<kPN, kPK>, StagedTile<kPK, kPN>>;
-  // Bytes of dynamic shared memory for the ring of stages, of 16-bit elements.
-  static constexpr size_t kSharedBytes = size_t{kPStages} * (A::kSize + B::kSize) * 2;
+  // Bytes of dynamic shared memory for a ring of kStages stages, of 16-bit elements.
+  template <int kStages>
+  static constexpr size_t kSharedBytes = size_t{kStages} * (A::kSize + B::kSize) * 2;
 };
 
 // One operand's ring of stages in dynamic shared memory: ring[s][i] is element i of stage s.
@@ -526,9 +528,10 @@ __device__ inline void stage_tile(const S& s, int stage, const W* src, int64_t r
 }
 
 // block 256 threads (eight warps, 2 x 4 over the 128 x 128 tile), dynamic shared memory
-// PipelinedTiles<kACol, kBCol>::kSharedBytes; grid (ceil(n / 128), ceil(m / 128), batches).
-template <class T, bool kACol, bool kBCol>
-__global__ void __launch_bounds__(kPipelinedThreads)
+// PipelinedTiles<kACol, kBCol>::kSharedBytes<kStages>; grid (ceil(n / 128), ceil(m / 128),
+// batches). kStages and kMinBlocks: set_gemm_tuning in core/cuda_gemm.h.
+template <class T, bool kACol, bool kBCol, int kStages = kPStages, int kMinBlocks = 1>
+__global__ void __launch_bounds__(kPipelinedThreads, kMinBlocks)
     gemm_wmma_pipelined(const T* a, const T* b, T* c, GemmArgs g, float alpha, float beta) {
   namespace wmma = nvcuda::wmma;
   using W = typename wmma_type<T>::type;
@@ -536,9 +539,9 @@ __global__ void __launch_bounds__(kPipelinedThreads)
   using BTile = typename PipelinedTiles<kACol, kBCol>::B;
   using ALayout = std::conditional_t<kACol, wmma::col_major, wmma::row_major>;
   using BLayout = std::conditional_t<kBCol, wmma::col_major, wmma::row_major>;
-  EMBER_DYNAMIC_SHARED(W, smem);  // A's kPStages stages, then B's
+  EMBER_DYNAMIC_SHARED(W, smem);  // A's kStages stages, then B's
   const StageRing<decltype(smem)> as{smem, ATile::kSize};
-  const StageRing<decltype(smem)> bs{smem + kPStages * ATile::kSize, BTile::kSize};
+  const StageRing<decltype(smem)> bs{smem + kStages * ATile::kSize, BTile::kSize};
   EMBER_SHARED_ARRAY(float, cs, kPipelinedThreads / 32, 16 * 16);  // a warp's epilogue tile
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32, wm = warp / 4, wn = warp % 4;
@@ -554,7 +557,7 @@ __global__ void __launch_bounds__(kPipelinedThreads)
     // the last tile keeps the count of groups per step constant).
     auto issue = [&](int64_t t) {
       if (t < k_tiles) {
-        const int stage = static_cast<int>(t % kPStages);
+        const int stage = static_cast<int>(t % kStages);
         const int64_t k0 = t * kPK;
         const W* pa = wa + ao + m0 * g.a_rs + k0 * g.a_cs;
         const W* pb = wb + bo + k0 * g.b_rs + n0 * g.b_cs;
@@ -577,14 +580,14 @@ __global__ void __launch_bounds__(kPipelinedThreads)
     EMBER_UNROLL
     for (int i = 0; i < 4; ++i) EMBER_UNROLL
     for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-    for (int t = 0; t < kPStages - 1; ++t) issue(t);
+    for (int t = 0; t < kStages - 1; ++t) issue(t);
     for (int64_t t = 0; t < k_tiles; ++t) {
 #if !defined(EMBER_CUDA_SIM)
-      __pipeline_wait_prior(kPStages - 2);  // this thread's copies of tile t have landed
+      __pipeline_wait_prior(kStages - 2);  // this thread's copies of tile t have landed
 #endif
       __syncthreads();
-      issue(t + kPStages - 1);  // into tile t - 1's stage
-      const int stage = static_cast<int>(t % kPStages);
+      issue(t + kStages - 1);  // into tile t - 1's stage
+      const int stage = static_cast<int>(t % kStages);
       EMBER_UNROLL
       for (int kk = 0; kk < kPK; kk += 16) {
         wmma::fragment<wmma::matrix_a, 16, 16, 16, W, ALayout> fa[4];
