@@ -235,6 +235,23 @@ TEST_CASE("cuda clip_grad_norm_ takes one pass over all gradients and matches th
   }
 }
 
+TEST_CASE("cuda total_norm2 over more partial sums than the finishing block has threads",
+          "[cuda]") {
+  // 700 small tensors: a block (one partial) each, so the finishing kernel's threads each add
+  // more than one partial before the block's reduction.
+  if (!have_cuda()) return;
+  std::vector<Tensor> cpu, dev;
+  for (int i = 0; i < 700; ++i) {
+    cpu.push_back(sample(1 + i % 3, kFloat32, static_cast<size_t>(i) + 5));
+    dev.push_back(cpu.back().to(kDev));
+  }
+  const double want = native::total_norm2(cpu).item<double>();
+  const Tensor got = native::total_norm2(dev);
+  CHECK(got.device() == kDev);
+  CHECK(std::abs(got.item<double>() - want) <= 1e-5 * want);
+  CHECK(got.item<double>() == native::total_norm2(dev).item<double>());  // the same bits again
+}
+
 TEST_CASE("cuda total_norm2 of tensors that are all empty is 0", "[cuda]") {
   if (!have_cuda()) return;
   const Tensor e = empty({0}, TensorOptions(kFloat32).device(kDev));

@@ -274,12 +274,24 @@ __global__ void multi_sq_sum_kernel(List<1, NoOp> list, opmath_t<T>* partial, in
   }
 }
 
-// One thread: out = sqrt(sum of the n partials), added in double in order.
+// One block of kThreads: out = sqrt(sum of the n partials), in double. Thread i adds partials
+// i, i + kThreads, ... in order, then the warps' shuffles and one warp over their sums: a fixed
+// order, so the norm has the same bits on every run (a single thread walking thousands of
+// partials of a large model would stall the optimizer step on one thread's load latency).
 template <class T>
 __global__ void multi_norm_finish_kernel(const opmath_t<T>* partial, int64_t n, T* out) {
+  EMBER_SHARED_ARRAY(double, warp_sums, kThreads / 32);
   double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(partial[i]);
-  *out = convert<T>(std::sqrt(sum));
+  for (int64_t i = threadIdx.x; i < n; i += kThreads) sum += static_cast<double>(partial[i]);
+  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  for (int d = 16; d > 0; d /= 2) sum += __shfl_down_sync(0xffffffffu, sum, d, 32);
+  if (lane == 0) warp_sums[warp] = sum;
+  __syncthreads();
+  if (warp == 0) {
+    sum = lane < kThreads / 32 ? static_cast<double>(warp_sums[lane]) : 0.0;
+    for (int d = 16; d > 0; d /= 2) sum += __shfl_down_sync(0xffffffffu, sum, d, 32);
+    if (lane == 0) *out = convert<T>(std::sqrt(sum));
+  }
 }
 
 void multi_norm2_kernel(const Tensor& out, const std::vector<Tensor>& tensors) {
@@ -299,8 +311,8 @@ void multi_norm2_kernel(const Tensor& out, const std::vector<Tensor>& tensors) {
     }
     T* o = static_cast<T*>(out.data_ptr());
     if (total_blocks == 0) {
-      launch_kernel("multi_norm_finish_kernel", &multi_norm_finish_kernel<T>, dim3(1), dim3(1), 0,
-                    stream, static_cast<const A*>(nullptr), int64_t{0}, o);
+      launch_kernel("multi_norm_finish_kernel", &multi_norm_finish_kernel<T>, dim3(1),
+                    dim3(kThreads), 0, stream, static_cast<const A*>(nullptr), int64_t{0}, o);
       return;
     }
     const DType acc_dtype = std::is_same_v<A, double> ? kFloat64 : kFloat32;
@@ -318,8 +330,8 @@ void multi_norm2_kernel(const Tensor& out, const std::vector<Tensor>& tensors) {
                         done);
           done += blocks;
         });
-    launch_kernel("multi_norm_finish_kernel", &multi_norm_finish_kernel<T>, dim3(1), dim3(1), 0,
-                  stream, static_cast<const A*>(p), total_blocks, o);
+    launch_kernel("multi_norm_finish_kernel", &multi_norm_finish_kernel<T>, dim3(1), dim3(kThreads),
+                  0, stream, static_cast<const A*>(p), total_blocks, o);
   });
 }
 
