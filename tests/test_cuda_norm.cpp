@@ -297,11 +297,12 @@ TEST_CASE(
     "[cuda]") {
   if (!have_cuda()) return;
   // Lengths giving each of row_shape's blocks for 16-bit types (8-element vectors) and float32
-  // (4): 1032 (129 vectors of 16-bit: 128 threads x 2), 2048, 4096, 8192, 16384 (512 x 4; the
-  // float32 row is too long), and 4100, 8196 (not whole 16-bit vectors: the strided paths).
+  // (4): 1032 (129 vectors of 16-bit: 128 threads x 2), 2048, 4096, 8192, 16384 (16-bit: 512 x
+  // 4; too long for float32), 32768 (too long for every dtype), and 4100, 8196 (not whole 16-bit
+  // vectors: the strided paths).
   for (DType dt : kFloatingTypes) {
     for (int64_t n : {int64_t{1032}, int64_t{2048}, int64_t{4096}, int64_t{8192}, int64_t{16384},
-                      int64_t{4100}, int64_t{8196}}) {
+                      int64_t{32768}, int64_t{4100}, int64_t{8196}}) {
       INFO(dtype_name(dt) << " n " << n);
       const Tensor x = sample({3, n}, dt, 2.0);
       const Tensor xd = x.to(kDev);
