@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <future>
 #include <limits>
 #include <vector>
 
@@ -14,6 +15,11 @@
 #include "core/device_memory.h"
 #include "cuda_test_util.h"
 #include "test_util.h"
+
+#if defined(EMBER_CUDA_SIM)
+#include "kernels/cuda/runtime.h"
+#include "kernels/cuda/sim/sim.h"
+#endif
 
 using namespace ember;
 using Catch::Matchers::Contains;
@@ -267,6 +273,58 @@ TEST_CASE("a pinned tensor freed while its non_blocking copy is queued is not re
   Tensor reuse = full({n}, -7.0).pin_memory();  // likely the same host block, overwritten
   CHECK(values(d) == values(ramp({n}, kFloat32)));
   CHECK(values(reuse)[0] == -7.0);
+}
+
+// Note [Cached pinned blocks] in kernels/cuda/memory.cpp: a freed pinned block is kept and
+// handed out again for its size class, but not while a non_blocking copy queued on it has yet
+// to run; empty_cache returns the free blocks.
+TEST_CASE("pinned blocks are cached, and reused only after their queued copies ran", "[cuda]") {
+  if (!have_cuda()) return;
+  const Device dev = Device::cuda(0);
+  Allocator* pinned = get_pinned_allocator();
+  cuda::synchronize();
+  pinned->empty_cache();
+  const int64_t base = pinned->stats().reserved_bytes;
+  void* first = nullptr;
+  {
+    Tensor p = empty({1000}, kFloat32).pin_memory();  // 4000 bytes: the 4096-byte class
+    first = p.data_ptr();
+    CHECK(pinned->stats().reserved_bytes == base + 4096);
+  }
+  CHECK(pinned->stats().reserved_bytes == base + 4096);  // kept
+  CHECK(pinned->stats().cached_bytes >= 4096);
+  {
+    Tensor q = empty({900}, kFloat32).pin_memory();  // the same class: the same block
+    CHECK(q.data_ptr() == first);
+  }
+#if defined(EMBER_CUDA_SIM)
+  // A copy that cannot run yet: the stream first waits for host work released below.
+  std::promise<void> gate;
+  std::shared_future<void> open = gate.get_future().share();
+  auto* stream = static_cast<sim::Stream*>(kernels::cuda::native_stream(current_stream(dev)));
+  sim::enqueue(stream, [open] { open.wait(); });
+  Tensor d;
+  {
+    Tensor p = ramp({1000}, kFloat32).pin_memory();
+    CHECK(p.data_ptr() == first);
+    d = p.to(dev, kFloat32, /*non_blocking=*/true);
+  }
+  {
+    Tensor q = full({1000}, -1.0).pin_memory();  // first's copy is still queued: another block
+    CHECK(q.data_ptr() != first);
+  }
+  gate.set_value();
+  cuda::synchronize();
+  CHECK(values(d) == values(ramp({1000}, kFloat32)));
+  const int64_t reserved = pinned->stats().reserved_bytes;
+  {
+    Tensor a = empty({1000}, kFloat32).pin_memory(), b = empty({1000}, kFloat32).pin_memory();
+    CHECK(pinned->stats().reserved_bytes == reserved);  // both kept blocks reused
+  }
+#endif
+  pinned->empty_cache();
+  CHECK(pinned->stats().reserved_bytes == pinned->stats().allocated_bytes);
+  CHECK(pinned->stats().cached_bytes == 0);
 }
 
 // The device's own memory provider (the driver's virtual memory calls on a GPU, the simulator's

@@ -17,9 +17,11 @@
 // non_blocking when the host side is the user's own pinned tensor: then only the stream holds
 // the work, as PyTorch's non_blocking=True.
 
+#include "core/allocator.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
 #include "core/ops/view.h"
+#include "core/storage.h"
 #include "core/stream.h"
 #include "core/tensor_iter.h"
 #include "kernels/cuda/loops.cuh"
@@ -108,7 +110,14 @@ void copy_host_to_device(TensorIter& iter, bool non_blocking) {
   NativeStream s = current_native_stream(dst.device().index);
   memcpy_async(landed.data_ptr(), host.data_ptr(), host.nbytes(), s, "copy_");
   if (!landed.is_same(dst)) copy_on_device(dst, landed);
-  if (!(non_blocking && host.is_same(src) && src.is_pinned())) stream_synchronize(s, "copy_");
+  if (non_blocking && host.is_same(src) && src.is_pinned()) {
+    // The pinned block is not handed out again before this copy ran (Note [Cached pinned
+    // blocks] in kernels/cuda/memory.cpp).
+    get_pinned_allocator()->record_stream(src.impl().storage->data_ptr,
+                                          current_stream(dst.device()));
+    return;
+  }
+  stream_synchronize(s, "copy_");
 }
 
 void copy_device_to_host(TensorIter& iter, bool non_blocking) {
@@ -123,7 +132,11 @@ void copy_device_to_host(TensorIter& iter, bool non_blocking) {
   Tensor host = direct ? dst : empty(packed.sizes(), dst.options());
   NativeStream s = current_native_stream(src.device().index);
   memcpy_async(host.data_ptr(), packed.data_ptr(), packed.nbytes(), s, "copy_");
-  if (direct && non_blocking && dst.is_pinned() && packed.is_same(src)) return;
+  if (direct && non_blocking && dst.is_pinned() && packed.is_same(src)) {
+    get_pinned_allocator()->record_stream(dst.impl().storage->data_ptr,
+                                          current_stream(src.device()));
+    return;
+  }
   stream_synchronize(s, "copy_");
   if (!direct) native::copy_(dst, host);
 }
