@@ -35,8 +35,8 @@
 //                      warp owning a 64 x 32 piece of the block tile, its lanes 8 x 4 over it
 //                      (see Micro below), the k loop unrolled -- the float32 default;
 //   8 pipelined WMMA   float16 / bfloat16: 128 x 128 tiles, operands staged in their own layout
-//                      in 16-byte cp.async chunks, two stages in flight (Note [A pipelined WMMA
-//                      GEMM]) -- the 16-bit default once the product has 128 such tiles.
+//                      in 16-byte cp.async chunks, a ring of four stages (Note [A pipelined
+//                      WMMA GEMM]) -- the 16-bit default once the product has 128 such tiles.
 // Variants 1-5 are templates over the element type: float32 is the ladder proper; float64,
 // the 16-bit floats and the integers run them too with the accumulator of gemm_acc_t (float for
 // the 16-bit floats, int64 for integers, wrapping to the dtype on store like the CPU kernel),
@@ -458,8 +458,9 @@ __global__ void gemm_wmma(const T* a, const T* b, T* c, GemmArgs g, float alpha,
 //   waits for tile t's copies (cp.async's groups complete in order, so "all but the newest
 //   kPStages - 2 groups"), passes one barrier (tile t visible to every warp, and every warp
 //   done with tile t - 1), then issues tile t + kPStages - 1 into t - 1's stage and multiplies.
-//   The simulator copies at once (its cp.async is an ordinary copy; the barrier order, which
-//   racecheck checks, is the same);
+//   The simulator lands each copy at the wait that covers it (Note [cp.async in the
+//   simulator] in kernels/cuda/sim/pipeline.cpp), so a read before the wait computes garbage
+//   and a missing barrier after it is a racecheck hazard;
 // - the accumulators leave through a 16 x 16 float tile per warp for the alpha / beta epilogue.
 // Each stage's rows are padded by 8 elements (each fragment pointer 32-byte aligned, rows 16
 // bytes apart in banks): four stages are 68-80 KiB of dynamic shared memory, past the 48 KiB a
@@ -493,17 +494,6 @@ struct StageRing {
   __device__ auto operator[](int stage) const { return base + stage * stage_size; }
 };
 
-// Copies 16 bytes (eight 16-bit elements) from global memory into shared memory: cp.async on a
-// GPU (completed by __pipeline_wait_prior), a plain copy in the simulator.
-template <class S, class W>
-__device__ inline void copy16_async(const S& s, int stage, int offset, const W* src) {
-#if defined(EMBER_CUDA_SIM)
-  for (int j = 0; j < 8; ++j) s[stage][offset + j] = src[j];
-#else
-  __pipeline_memcpy_async(&s[stage][offset], src, 16);
-#endif
-}
-
 // Stages a kRows x kCols tile whose element (r, c) lies at src[r * rs + c * cs] (rows_left /
 // cols_left of it inside the matrix) into s[stage] (row length StagedTile::kLd), chunk by chunk.
 template <int kRows, int kCols, class S, class W>
@@ -517,7 +507,8 @@ __device__ inline void stage_tile(const S& s, int stage, const W* src, int64_t r
     const W* p = src + r * rs + c * cs;
     if (cs == 1 && r < rows_left && c + 8 <= cols_left &&
         reinterpret_cast<std::uintptr_t>(p) % 16 == 0) {
-      copy16_async(s, stage, r * kLd + c, p);
+      // 16 bytes, global to shared, landing by the __pipeline_wait_prior that covers them.
+      __pipeline_memcpy_async(&s[stage][r * kLd + c], p, 16);
       continue;
     }
     for (int j = 0; j < 8; ++j) {
@@ -570,9 +561,7 @@ __global__ void __launch_bounds__(kPipelinedThreads, kMinBlocks)
         else
           stage_tile<kPK, kPN>(bs, stage, pb, g.b_rs, g.b_cs, g.k - k0, g.n - n0, tid);
       }
-#if !defined(EMBER_CUDA_SIM)
       __pipeline_commit();
-#endif
     };
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];
     // Constant indices only (EMBER_UNROLL below too): an accumulator indexed at run time would
@@ -582,9 +571,7 @@ __global__ void __launch_bounds__(kPipelinedThreads, kMinBlocks)
     for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
     for (int t = 0; t < kStages - 1; ++t) issue(t);
     for (int64_t t = 0; t < k_tiles; ++t) {
-#if !defined(EMBER_CUDA_SIM)
       __pipeline_wait_prior(kStages - 2);  // this thread's copies of tile t have landed
-#endif
       __syncthreads();
       issue(t + kStages - 1);  // into tile t - 1's stage
       const int stage = static_cast<int>(t % kStages);
@@ -609,9 +596,7 @@ __global__ void __launch_bounds__(kPipelinedThreads, kMinBlocks)
         for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
       }
     }
-#if !defined(EMBER_CUDA_SIM)
     __pipeline_wait_prior(0);  // no copy (all empty by now) outlives the batch
-#endif
     EMBER_UNROLL
     for (int i = 0; i < 4; ++i) {
       EMBER_UNROLL

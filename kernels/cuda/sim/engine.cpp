@@ -125,6 +125,7 @@ void fiber_body(void* arg) {
   Block& b = static_cast<Block&>(*th.block);
   try {
     b.run->invoke(b.run->kernel, b.run->args);
+    async_land_all(th);  // copies still in flight land as the thread exits
   } catch (const Error& e) {
     block_fail(b, th.rank, e.what());
   } catch (const std::exception& e) {
@@ -185,6 +186,7 @@ void run_loop(Block& b) {
             ts.thread_idx = uint3{x, y, z};
             ts.rank = rank++;
             run.invoke(run.kernel, run.args);
+            async_land_all(ts);
           }
         }
       }
@@ -195,6 +197,7 @@ void run_loop(Block& b) {
         ts.thread_idx = unflatten(rank, b.block_dim);
         ts.rank = rank;
         run.invoke(run.kernel, run.args);
+        async_land_all(ts);
       }
     }
   } catch (const Error& e) {
@@ -227,6 +230,8 @@ void run_fibers(Block& b) {
     th.thread_idx = unflatten(r, b.block_dim);
     th.block = &b;
     th.status = FiberThread::ready;
+    th.async_copies.clear();  // a failed block may have left some
+    th.async_commits = 0;
     fiber_init(th.context, w.stacks[r], &fiber_body, &th);
   }
   unsigned warps = (n + 31) / 32;

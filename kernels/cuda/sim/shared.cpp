@@ -212,19 +212,25 @@ void race_write(SharedSlot& slot, const void* p, size_t bytes) {
   record(slot, p, bytes, Access::write, __builtin_return_address(0));
 }
 
+SharedSlot* shared_slot_holding(const void* p, size_t bytes) {
+  Block& b = current_block("shared memory");
+  const char* q = static_cast<const char*>(p);
+  auto holds = [&](const SharedSlot& s) {
+    return s.block_serial == b.serial && s.data != nullptr && q >= s.data &&
+           q + bytes <= s.data + s.bytes;
+  };
+  if (b.run->dynamic_shared > 0 && holds(b.worker->dynamic)) return &b.worker->dynamic;
+  for (SharedSlot& s : b.worker->slots) {
+    if (holds(s)) return &s;
+  }
+  return nullptr;
+}
+
 void race_raw(const void* p, size_t bytes, bool write) {
   Block& b = current_block("shared memory");
   if (!b.run->options.racecheck) return;
-  const char* q = static_cast<const char*>(p);
-  auto holds = [&](const SharedSlot& s) {
-    return !s.shadow.empty() && s.block_serial == b.serial && q >= s.data &&
-           q + bytes <= s.data + s.bytes;
-  };
-  SharedSlot* slot = holds(b.worker->dynamic) ? &b.worker->dynamic : nullptr;
-  for (auto it = b.worker->slots.begin(); slot == nullptr && it != b.worker->slots.end(); ++it) {
-    if (holds(*it)) slot = &*it;
-  }
-  if (slot != nullptr)
+  SharedSlot* slot = shared_slot_holding(p, bytes);
+  if (slot != nullptr && !slot->shadow.empty())
     record(*slot, p, bytes, write ? Access::write : Access::read, __builtin_return_address(0));
 }
 

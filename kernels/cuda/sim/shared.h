@@ -62,6 +62,8 @@ __attribute__((noinline)) void race_write(SharedSlot& slot, const void* p, size_
 // race_read / race_write when p lies in the calling block's shared memory and racecheck is on;
 // a pointer elsewhere (global memory) is ignored.
 __attribute__((noinline)) void race_raw(const void* p, size_t bytes, bool write);
+// The calling block's shared-memory slot holding [p, p + bytes), or null.
+SharedSlot* shared_slot_holding(const void* p, size_t bytes);
 [[noreturn]] void shared_out_of_bounds(const SharedSlot& slot, long long index, size_t extent);
 
 #define EMBER_SIM_INLINE inline __attribute__((always_inline))

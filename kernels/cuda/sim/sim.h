@@ -13,6 +13,7 @@
 #include <vector_types.h>
 
 #include "kernels/cuda/sim/barrier.h"
+#include "kernels/cuda/sim/pipeline.h"
 #include "kernels/cuda/sim/runtime.h"
 #include "kernels/cuda/sim/shared.h"
 #include "kernels/cuda/sim/thread_state.h"

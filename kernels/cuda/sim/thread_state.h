@@ -12,6 +12,9 @@
 
 #include <vector_types.h>
 
+#include <cstddef>
+#include <vector>
+
 namespace ember::sim::detail {
 
 struct BlockState {
@@ -21,11 +24,24 @@ struct BlockState {
   unsigned threads = 0;  // blockDim.x * .y * .z
 };
 
+// A cp.async copy issued and not yet landed (Note [cp.async in the simulator] in pipeline.cpp).
+struct AsyncCopy {
+  void* dst;
+  const void* src;
+  size_t bytes;
+  unsigned group;  // the commit group it belongs to (the number of commits before it)
+};
+
 struct ThreadState {
   uint3 thread_idx;
   unsigned rank = 0;  // linear index in the block: x + y * blockDim.x + z * blockDim.x * .y
   BlockState* block = nullptr;
+  std::vector<AsyncCopy> async_copies;  // issued cp.async copies still in flight
+  unsigned async_commits = 0;           // __pipeline_commit calls so far
 };
+
+// Lands every copy `t` still has in flight (a thread that exits), and forgets its groups.
+void async_land_all(ThreadState& t);
 
 // initial-exec: a read is one %fs-relative load instead of a __tls_get_addr call (the library
 // is linked, not dlopen'ed late, so its TLS is in the static block).
