@@ -4,7 +4,7 @@
 // kernels/cuda/gemm.cuh) at 4096, llm.c dev/cuda style. Each contender is validated against
 // cuBLAS first, then timed with events as the median of several runs. Real GPUs only: a
 // simulated or CPU-only build prints "skipped". Targets on an H200: SGEMM >= 0.9x cuBLAS,
-// bfloat16 >= 0.7x with WMMA.
+// bfloat16 >= 0.7x with WMMA, >= 0.9x with wgmma (rung 9, checked here against rung 8).
 //
 //   ./build-gpu/bench/bench_gemm_cuda [max size, default 8192]
 
@@ -100,18 +100,26 @@ int main(int argc, char** argv) {
                          "5 double buffering",
                          "6 WMMA tensor cores",
                          "7 warp tiles",
-                         "8 WMMA pipelined"};
+                         "8 WMMA pipelined",
+                         "9 wgmma (sm_90a)"};
   for (DType dt : {kFloat32, kBFloat16}) {
     const Tensor a = randn({n, n}).to(dt).cuda(), b = randn({n, n}).to(dt).cuda();
     Tensor ref;
     const double cublas_ms = run(a, b, cuda::GemmBackend::cublas, 0, 5, &ref);
     std::printf("%-10s %-28s %12.0f %7.2f %10s\n", dtype_name(dt), "cuBLAS", gflops(n, cublas_ms),
                 1.0, "-");
-    const std::vector<int> rungs =
-        dt == kFloat32 ? std::vector<int>{1, 2, 3, 4, 5, 7} : std::vector<int>{1, 2, 3, 4, 5, 6, 8};
+    const std::vector<int> rungs = dt == kFloat32 ? std::vector<int>{1, 2, 3, 4, 5, 7}
+                                                  : std::vector<int>{1, 2, 3, 4, 5, 6, 8, 9};
     for (int v : rungs) {
       Tensor mine;
-      const double ms = run(a, b, cuda::GemmBackend::ember, v, v == 1 ? 3 : 5, &mine);
+      double ms = 0;
+      try {
+        ms = run(a, b, cuda::GemmBackend::ember, v, v == 1 ? 3 : 5, &mine);
+      } catch (const Error& e) {  // rung 9 outside an sm_90a build on compute capability 9.0
+        cuda::set_gemm_variant(0);
+        std::printf("%-10s %-28s not here: %s\n", dtype_name(dt), names[v], e.what());
+        continue;
+      }
       std::printf("%-10s %-28s %12.0f %7.2f %10.2e\n", dtype_name(dt), names[v], gflops(n, ms),
                   cublas_ms / ms, rel_error(mine, ref));
     }
@@ -142,6 +150,35 @@ int main(int argc, char** argv) {
     }
   }
   cuda::set_gemm_tuning({});
+  // Rung 9 (wgmma) checked against rung 8 (WMMA) and cuBLAS on the GPU, both B layouts: "NN"
+  // (B row-major, copied K-major first) and "NT" (B = W^T of a row-major W, as Linear's forward:
+  // no copy). Lines start "wgmma" (bench/gpu.sh's short table).
+  std::printf("\nwgmma (rung 9) against rung 8 and cuBLAS, bfloat16 (max|9-8| / max|8|)\n");
+  std::printf("%-6s %-3s %6s %10s %10s %10s %10s %10s\n", "", "B", "n", "9 GFLOP/s", "9/cuBLAS",
+              "8/cuBLAS", "rel.err", "|9-8|");
+  for (int64_t size : {4096, 8192}) {
+    if (size > max_n) continue;
+    const Tensor a = randn({size, size}).to(kBFloat16).cuda();
+    const Tensor w = randn({size, size}).to(kBFloat16).cuda();
+    for (const bool nt : {false, true}) {
+      const Tensor b = nt ? w.t() : w;
+      Tensor ref, eight, nine;
+      const double cublas_ms = run(a, b, cuda::GemmBackend::cublas, 0, 5, &ref);
+      const double eight_ms = run(a, b, cuda::GemmBackend::ember, 8, 5, &eight);
+      double nine_ms = 0;
+      try {
+        nine_ms = run(a, b, cuda::GemmBackend::ember, 9, 5, &nine);
+      } catch (const Error& e) {
+        cuda::set_gemm_variant(0);
+        std::printf("wgmma  %-3s %6lld not here: %s\n", nt ? "NT" : "NN",
+                    static_cast<long long>(size), e.what());
+        continue;
+      }
+      std::printf("wgmma  %-3s %6lld %10.0f %10.2f %10.2f %10.2e %10.2e\n", nt ? "NT" : "NN",
+                  static_cast<long long>(size), gflops(size, nine_ms), cublas_ms / nine_ms,
+                  cublas_ms / eight_ms, rel_error(nine, ref), rel_error(nine, eight));
+    }
+  }
   cuda::set_gemm_backend(cuda::GemmBackend::ember);
   return 0;
 }

@@ -66,6 +66,7 @@ nvidia-smi --query-gpu=name,compute_cap,memory.total,clocks.max.sm,driver_versio
   > "$OUT/nvidia-smi.txt" 2>&1 || true
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
 arch=${arch:-90}
+[ "$arch" = 90 ] && arch=90a  # Hopper: the sm_90a target carries wgmma (GEMM rung 9)
 log "GPU: $(head -2 "$OUT/nvidia-smi.txt" | tail -1)"
 log "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
 
@@ -243,6 +244,7 @@ fi
   grep -m1 '^== .*CUDA tests:' "$OUT/summary.txt"
   grep -h '%$' "$OUT/bench_cuda.txt" "$OUT/bench_norm_cuda.txt" 2> /dev/null
   grep -h -E '^(float32|bfloat16) +[0-9]+ ' "$OUT/bench_gemm_cuda.txt" 2> /dev/null
+  grep -h -E '^(wgmma|bfloat16 +9 )' "$OUT/bench_gemm_cuda.txt" 2> /dev/null
   grep -h -E ' (forward|backward) ' "$OUT/bench_conv_cuda.txt" 2> /dev/null
   grep -h '^CNN epoch' "$OUT/summary.txt"
   grep -h -E '^\| DDP, default' "$OUT/bench_ddp_nccl.txt" 2> /dev/null

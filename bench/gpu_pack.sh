@@ -11,10 +11,10 @@
 # cuBLAS is linked dynamically (EMBER_CUBLAS_STATIC=OFF): the GPU machine's libcublas.so.13,
 # libcudnn.so.9 and libnccl.so.2 are used, which keeps the pack small enough to carry.
 #
-#   bash bench/gpu_pack.sh [ARCH, default 90]
+#   bash bench/gpu_pack.sh [ARCH, default 90a: Hopper with wgmma, GEMM rung 9]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-arch=${1:-90}
+arch=${1:-90a}
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=real \
   -DCMAKE_CUDA_ARCHITECTURES="$arch" -DEMBER_CUBLAS_STATIC=OFF -DEMBER_BUILD_TESTS=ON \
   -DEMBER_BUILD_EXAMPLES=ON > /dev/null

@@ -19,14 +19,14 @@ GemmBackend parse_backend(const std::string& name, const char* where) {
 int parse_variant(const std::string& text) {
   char* end = nullptr;
   const long v = std::strtol(text.c_str(), &end, 10);
-  EMBER_CHECK(!text.empty() && *end == '\0' && v >= 0 && v <= 8, "EMBER_GEMM_VARIANT: expected ",
-              "0 (the default) or a variant 1..8, got '", text, "'");
+  EMBER_CHECK(!text.empty() && *end == '\0' && v >= 0 && v <= 9, "EMBER_GEMM_VARIANT: expected ",
+              "0 (the default) or a variant 1..9, got '", text, "'");
   return static_cast<int>(v);
 }
 
 void check_variant(int variant) {
-  EMBER_CHECK(variant >= 0 && variant <= 8, "set_gemm_variant: expected 0 (the default) or a ",
-              "variant 1..8, got ", variant);
+  EMBER_CHECK(variant >= 0 && variant <= 9, "set_gemm_variant: expected 0 (the default) or a ",
+              "variant 1..9, got ", variant);
 }
 
 struct State {

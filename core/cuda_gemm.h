@@ -12,7 +12,10 @@
 //   SIMT dtypes, and for float16 and bfloat16 the tensor cores with float32 accumulation:
 //   variant 8 (pipelined WMMA), or 6 (WMMA, smaller tiles) for products of fewer than 128
 //   tiles of 128 x 128. set_gemm_variant(v) forces rung v (1..5 for every dtype, 6 and 8 only
-//   for float16/bfloat16, 7 only for float32); 0 restores the default.
+//   for float16/bfloat16, 7 only for float32, 9 -- wgmma -- for float16/bfloat16 on a compute
+//   capability 9.0 device with a build for sm_90a, and in the simulator); 0 restores the
+//   default. Variant 9 is not yet a default nor an autotune candidate: it was written
+//   without a GPU and waits for a run on one to be checked against variant 8.
 // - cublas (EMBER_GEMM=cublas): cuBLAS's cublasGemmStridedBatchedEx, the reference, in real
 //   builds only (a simulated build raises an ember::Error saying so). Integer dtypes, and
 //   layouts cuBLAS cannot express (a matrix with no unit stride, a batch of more than one

@@ -224,7 +224,83 @@ TEST_CASE("cuda gemm: float16 and bfloat16 through WMMA and the SIMT ladder", "[
     CHECK_THROWS_WITH(matmul(a.cuda(), a.cuda()), Contains("GEMM variant 8 does not exist for "
                                                            "float32"));
   }
-  CHECK_THROWS_WITH(cuda::set_gemm_variant(9), Contains("set_gemm_variant"));
+  CHECK_THROWS_WITH(cuda::set_gemm_variant(10), Contains("set_gemm_variant"));
+}
+
+// Whether GEMM rung 9 (wgmma) runs here: the simulator, or an sm_90a build on a compute
+// capability 9.0 device (wgmma::available in kernels/cuda/gemm.cu).
+bool wgmma_here() {
+#if defined(EMBER_CUDA_SIM) || defined(EMBER_CUDA_WGMMA)
+  const DeviceProperties p = cuda::get_device_properties(0);
+  return p.major == 9 && p.minor == 0;
+#else
+  return false;
+#endif
+}
+
+TEST_CASE("cuda gemm: the warpgroup (wgmma) kernel matches the CPU and variant 8", "[cuda][gemm]") {
+  // Variant 9 (Note [A warpgroup GEMM]): 128 x 256 tiles, operands K-major and swizzled in a
+  // ring of four 64-deep stages refilled two steps later. In the simulator this checks the
+  // kernel against the model of wgmma (Note [wgmma in the simulator]); on an H100 / H200 with
+  // an sm_90a build, against the hardware: results within the 16-bit tolerance of the CPU, and
+  // of variant 8.
+  if (!have_cuda()) return;
+  if (!wgmma_here()) {
+    VariantGuard guard(9);
+    const Tensor a = wave({4, 4}, kBFloat16);
+    CHECK_THROWS_WITH(matmul(a.cuda(), a.cuda()), Contains("variant 9 (wgmma)"));
+    return;
+  }
+  for (DType dt : {kBFloat16, kFloat16}) {
+    const double eps = dt == kFloat16 ? 1.0 / 1024 : 1.0 / 128;
+    // 131 x 260: edge tiles in m and n; k 264: five k tiles (the ring of four wraps), the last
+    // partial.
+    const int64_t m = 131, n = 260, k = 264;
+    const double atol = eps * std::sqrt(static_cast<double>(k));
+    const Tensor a = wave({m, k}, dt), b = wave({k, n}, dt, 0.4);
+    const Tensor at = wave({k, m}, dt, 0.7).t(), bt = wave({n, k}, dt, 1.1).t();
+    for (const auto& [x, y, what] : {std::tuple{a, bt, "K-major A and B (no copy)"},
+                                     std::tuple{a, b, "row-major B (copied K-major)"},
+                                     std::tuple{at, b, "col-major A, row-major B"}}) {
+      INFO("dtype " << dt << ", " << what);
+      Tensor got;
+      {
+        VariantGuard guard(9);
+        got = matmul(x.cuda(), y.cuda());
+      }
+      check_close(got, matmul(x, y), 2 * eps, atol);
+      VariantGuard guard(8);
+      check_close(got, matmul(x.cuda(), y.cuda()).cpu(), 2 * eps, atol);
+    }
+    VariantGuard guard(9);
+    // k = 21 inside rows of 24 whose last three elements are NaN (never read), and a view one
+    // element in (no chunk 16-byte aligned): the element-by-element staging.
+    Tensor pad_a = full({m, 24}, std::nan(""), TensorOptions(dt));
+    pad_a.slice(1, 0, 21).copy_(wave({m, 21}, dt));
+    Tensor pad_b = full({n, 24}, std::nan(""), TensorOptions(dt));
+    pad_b.slice(1, 0, 21).copy_(wave({n, 21}, dt, 0.9));
+    const Tensor a21 = pad_a.slice(1, 0, 21), b21 = pad_b.slice(1, 0, 21).t();
+    INFO("dtype " << dt << ", k = 21 in NaN-padded rows");
+    check_close(matmul(pad_a.cuda().slice(1, 0, 21), pad_b.cuda().slice(1, 0, 21).t()),
+                matmul(a21, b21), 2 * eps, eps * std::sqrt(21.0));
+    const Tensor big = wave({m, k + 1}, dt, 0.3).cuda();
+    INFO("dtype " << dt << ", misaligned A");
+    check_close(matmul(big.slice(1, 1, k + 1), bt.cuda()), matmul(big.slice(1, 1, k + 1).cpu(), bt),
+                2 * eps, atol);
+    // A batch with alpha and beta (out read and scaled).
+    const Tensor x = wave({2, 20, 72}, dt), y = wave({2, 72, 18}, dt, 0.9);
+    Tensor out = wave({2, 20, 18}, dt, 0.2).cuda();
+    Tensor want = wave({2, 20, 18}, dt, 0.2);
+    batched_gemm_stub(DeviceType::CUDA, out, x.cuda(), y.cuda(), 0.5, 2.0);
+    batched_gemm_stub(DeviceType::CPU, want, x, y, 0.5, 2.0);
+    INFO("dtype " << dt << ", batched, alpha 0.5, beta 2");
+    check_close(out, want, 2 * eps, eps * 8);
+  }
+  {
+    VariantGuard guard(9);
+    const Tensor a = wave({4, 4}, kFloat32);
+    CHECK_THROWS_WITH(matmul(a.cuda(), a.cuda()), Contains("variant 9 (wgmma)"));
+  }
 }
 
 TEST_CASE("cuda gemm: the pipelined WMMA kernel stages every operand layout", "[cuda][gemm]") {
@@ -350,12 +426,14 @@ TEST_CASE("cuda gemm: every variant is racecheck- and initcheck-clean", "[cuda][
   o.racecheck = true;
   o.fill = ember::sim::Fill::nan;
   ember::sim::set_options(o);
-  for (int v : {1, 2, 3, 4, 5, 6, 7, 8}) {
+  for (int v : {1, 2, 3, 4, 5, 6, 7, 8, 9}) {
     VariantGuard guard(v);
     INFO("variant " << v);
-    const bool wmma = v == 6 || v == 8;
+    const bool wmma = v == 6 || v == 8 || v == 9;
     const DType dt = wmma ? kBFloat16 : kFloat32;
-    const Tensor a = wave({2, 70, 168}, dt), b = wave({2, 168, 33}, dt, 0.5);  // 6 k tiles of 32
+    // 6 k tiles of 32 (of 64 for variant 9, whose ring of four stages then wraps).
+    const int64_t k = v == 9 ? 328 : 168;
+    const Tensor a = wave({2, 70, k}, dt), b = wave({2, k, 33}, dt, 0.5);
     check_close(bmm(a.cuda(), b.cuda()), bmm(a, b), wmma ? 1.0 / 64 : 1e-5, wmma ? 1.0 / 16 : 1e-5);
     cuda::synchronize();
   }

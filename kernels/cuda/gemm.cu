@@ -7,12 +7,15 @@
 #include <cstddef>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "core/cuda_gemm.h"
+#include "core/ops/copy.h"
 #include "core/ops/factory.h"
 #include "core/ops/linalg.h"
+#include "core/ops/view.h"
 #include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/gemm.cuh"
 
@@ -24,7 +27,7 @@ using gemm::gemm_acc_t;
 using gemm::GemmArgs;
 using gemm::kMaxBatchDims;
 
-constexpr int kWmmaVariant = 6, kWarpTileVariant = 7, kWmmaPipelinedVariant = 8;
+constexpr int kWmmaVariant = 6, kWarpTileVariant = 7, kWmmaPipelinedVariant = 8, kWgmmaVariant = 9;
 constexpr unsigned kMaxGridY = 65535, kMaxGridZ = 65535;
 
 bool is_16bit(DType dt) { return dt == kFloat16 || dt == kBFloat16; }
@@ -47,11 +50,13 @@ int default_variant(const Tensor& out) {
   return tiles < kFewTiles ? kWmmaVariant : kWmmaPipelinedVariant;
 }
 
-// The rungs that exist for a dtype: 1..5 for every dtype, then 6 and 8 (WMMA) for the 16-bit
-// floats, 7 (warp tiles) for float32.
-std::vector<int> variants_of(DType dt) {
+// The rungs that exist for a dtype on `device`: 1..5 for every dtype, then 6 and 8 (WMMA) for
+// the 16-bit floats, and 9 (wgmma) where the binary and the device have it; 7 (warp tiles) for
+// float32.
+std::vector<int> variants_of(DType dt, int device) {
   std::vector<int> v = {1, 2, 3, 4, 5};
   if (is_16bit(dt)) v.insert(v.end(), {kWmmaVariant, kWmmaPipelinedVariant});
+  if (is_16bit(dt) && wgmma::available(device)) v.push_back(kWgmmaVariant);
   if (dt == kFloat32) v.push_back(kWarpTileVariant);
   return v;
 }
@@ -184,6 +189,14 @@ void launch_variant(int variant, const T* a, const T* b, T* c, const GemmArgs& g
                       gemm::kBM, gemm::kBN, dim3(gemm::kBlockedThreads));
       }
       break;
+    case kWgmmaVariant:
+      if constexpr (is_16bit_v<T>) {
+        // run_ember made A's column stride and B's row stride 1 (Note [A warpgroup GEMM]).
+        allow_dynamic_shared("gemm_wgmma", &gemm::gemm_wgmma<T>, gemm::kGSharedBytes);
+        return launch("gemm_wgmma", &gemm::gemm_wgmma<T>, gemm::kGM, gemm::kGN,
+                      dim3(gemm::kGThreads), gemm::kGSharedBytes);
+      }
+      break;
     case kWmmaPipelinedVariant:
       if constexpr (is_16bit_v<T>) {
         // The tiles are staged in the operands' own layouts (Note [A pipelined WMMA GEMM]).
@@ -199,15 +212,33 @@ void launch_variant(int variant, const T* a, const T* b, T* c, const GemmArgs& g
   }
   EMBER_ERROR("matmul: GEMM variant ", variant, " does not exist for ", dtype_name(dtype_of_v<T>),
               " (1..5",
-              is_16bit_v<T>              ? ", 6 and 8 WMMA"
+              is_16bit_v<T>              ? ", 6 and 8 WMMA, 9 wgmma"
               : std::is_same_v<T, float> ? ", 7 warp tiles"
                                          : "",
               "; set_gemm_variant in core/cuda_gemm.h)");
 }
 
+// Variant 9 reads both operands K-major: A with unit column stride, B with unit row stride (B's
+// transpose contiguous). An operand in another layout is copied into one first.
+std::pair<Tensor, Tensor> k_major_operands(const Tensor& a, const Tensor& b) {
+  const bool a_ok = a.stride(-1) == 1 || a.size(-1) == 1;
+  const bool b_ok = b.stride(-2) == 1 || b.size(-2) == 1;
+  using native::contiguous, native::transpose;
+  return {a_ok ? a : contiguous(a), b_ok ? b : transpose(contiguous(transpose(b, -2, -1)), -2, -1)};
+}
+
 // Runs ember's `variant` on every batch (looping on the host over the outer batch dims).
-void run_ember(int variant, const Tensor& out, const Tensor& a, const Tensor& b,
+void run_ember(int variant, const Tensor& out, const Tensor& a_in, const Tensor& b_in,
                const Scalar& alpha, const Scalar& beta) {
+  Tensor a = a_in, b = b_in;
+  if (variant == kWgmmaVariant) {
+    EMBER_CHECK(is_16bit(out.dtype()) && wgmma::available(out.device().index),
+                "matmul: GEMM variant 9 (wgmma) runs float16 / bfloat16 on a compute capability ",
+                "9.0 device from a build with sm_90a among CMAKE_CUDA_ARCHITECTURES; here: ",
+                dtype_name(out.dtype()), " on ", out.device(),
+                wgmma::available(out.device().index) ? "" : ", which cannot run it");
+    std::tie(a, b) = k_major_operands(a, b);
+  }
   const Geometry geo = make_geometry(out, a, b);
   const Stream stream = current_stream(out.device());
   EMBER_DISPATCH_NUMERIC(out.dtype(), "matmul", [&] {
@@ -254,10 +285,12 @@ std::string autotune_key(const Tensor& out, const Tensor& a, const Tensor& b) {
 std::string autotune(const std::string& key, const Tensor& out, const Tensor& a, const Tensor& b,
                      const Scalar& alpha) {
   std::vector<std::string> candidates;
-  for (int v : variants_of(out.dtype())) {
+  for (int v : variants_of(out.dtype(), out.device().index)) {
     // The naive and shared-tile rungs only teach: beyond about 2^24 multiply-adds they are
     // many times slower than rung 3 and would make the first call of a large shape take seconds.
     if (v <= 2 && gemm_work(out, a) > kTeachingRungWork) continue;
+    // Variant 9 joins once a GPU run has checked it against variant 8 (Note [A warpgroup GEMM]).
+    if (v == kWgmmaVariant) continue;
     candidates.push_back("ember:" + std::to_string(v));
   }
   if (cublas_is_built() && is_floating(out.dtype())) candidates.push_back("cublas");
@@ -311,6 +344,16 @@ void batched_gemm_kernel(const Tensor& out, const Tensor& a, const Tensor& b, co
 }
 
 }  // namespace
+
+bool wgmma::available(int device) {
+#if defined(EMBER_CUDA_SIM) || defined(EMBER_CUDA_WGMMA)
+  const DeviceProperties p = properties(device);
+  return p.major == 9 && p.minor == 0;
+#else
+  (void)device;
+  return false;
+#endif
+}
 
 EMBER_REGISTER_KERNEL(batched_gemm_stub, DeviceType::CUDA, batched_gemm_kernel);
 

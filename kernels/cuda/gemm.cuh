@@ -36,7 +36,11 @@
 //                      (see Micro below), the k loop unrolled -- the float32 default;
 //   8 pipelined WMMA   float16 / bfloat16: 128 x 128 tiles, operands staged in their own layout
 //                      in 16-byte cp.async chunks, a ring of four stages (Note [A pipelined
-//                      WMMA GEMM]) -- the 16-bit default once the product has 128 such tiles.
+//                      WMMA GEMM]) -- the 16-bit default once the product has 128 such tiles;
+//   9 warpgroup MMA    float16 / bfloat16 on Hopper (sm_90a): 128 x 256 tiles multiplied by
+//                      wgmma from shared memory, operands K-major with the 128-byte swizzle
+//                      (Note [A warpgroup GEMM]); not yet the default: written without a GPU,
+//                      it waits for a run on one to be checked against variant 8.
 // Variants 1-5 are templates over the element type: float32 is the ladder proper; float64,
 // the 16-bit floats and the integers run them too with the accumulator of gemm_acc_t (float for
 // the 16-bit floats, int64 for integers, wrapping to the dtype on store like the CPU kernel),
@@ -49,6 +53,7 @@
 
 #include "core/half.h"
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/wgmma.cuh"
 
 #if !defined(EMBER_CUDA_SIM)
 #include <cuda_pipeline.h>
@@ -486,6 +491,17 @@ struct PipelinedTiles {
   static constexpr size_t kSharedBytes = size_t{kStages} * (A::kSize + B::kSize) * 2;
 };
 
+// The calling block's first row and column, and the number of k tiles, for block tiles of
+// kM x kN stepping k by kK (grid x over columns, y over rows).
+struct BlockTile {
+  int64_t m0, n0, k_tiles;
+};
+template <int kM, int kN, int kK>
+__device__ inline BlockTile block_tile(const GemmArgs& g) {
+  return {static_cast<int64_t>(blockIdx.y) * kM, static_cast<int64_t>(blockIdx.x) * kN,
+          (g.k + kK - 1) / kK};
+}
+
 // One operand's ring of stages in dynamic shared memory: ring[s][i] is element i of stage s.
 template <class P>
 struct StageRing {
@@ -536,9 +552,8 @@ __global__ void __launch_bounds__(kPipelinedThreads, kMinBlocks)
   EMBER_SHARED_ARRAY(float, cs, kPipelinedThreads / 32, 16 * 16);  // a warp's epilogue tile
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32, wm = warp / 4, wn = warp % 4;
-  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kPM;
-  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kPN;
-  const int64_t k_tiles = (g.k + kPK - 1) / kPK;
+  const BlockTile tile = block_tile<kPM, kPN, kPK>(g);
+  const int64_t m0 = tile.m0, n0 = tile.n0, k_tiles = tile.k_tiles;
   const W* wa = reinterpret_cast<const W*>(a);
   const W* wb = reinterpret_cast<const W*>(b);
   for (int64_t z = blockIdx.z; z < g.batches; z += gridDim.z) {
@@ -612,6 +627,128 @@ __global__ void __launch_bounds__(kPipelinedThreads, kMinBlocks)
         }
         __syncwarp();  // the tile is rewritten by the next fragment
       }
+    }
+    __syncthreads();  // the stages are rewritten by the next batch
+  }
+}
+
+// ---- 9: warpgroup MMA (sm_90a) ---------------------------------------------------------
+// Note [A warpgroup GEMM]
+// Hopper's tensor cores are fed by wgmma (Note [Warpgroup MMA] in kernels/cuda/wgmma.cuh): a
+// warpgroup multiplies tiles that stay in shared memory, with no fragment loads through
+// registers (which variant 8's load_matrix_sync spends most of its issue slots on). Variant 9:
+// - 128 x 256 block tiles, k in steps of 64 (one 128-byte row of 16-bit values), two warpgroups
+//   of 128 threads, each owning 64 rows x 256 columns: four m64n256k16 per k step, 128 float
+//   accumulators a thread;
+// - both operands K-major in shared memory (A's rows, B's columns: k contiguous), stored with
+//   the 128-byte swizzle, so each stage is 16 + 32 KiB on 1024-byte boundaries (the dynamic
+//   shared memory is rounded up to one); the launcher hands the kernel an A with unit column
+//   stride and a B with unit row stride, making a contiguous copy of an operand that is not
+//   (run_ember in kernels/cuda/gemm.cu);
+// - the chunks go through cp.async into a ring of four stages, as in variant 8, but a stage is
+//   refilled only two steps later: wgmma runs asynchronously, and each step waits for its
+//   own group only down to one in flight (wgmma::wait<1>), so tile t - 1 may still be being
+//   read when step t starts. Step t: wait for tile t's copies (all but the newest group),
+//   fence.proxy.async (the tensor cores read shared memory through another proxy than the
+//   copies wrote it), barrier (tile t everywhere, and every warpgroup's tile t - 2 complete),
+//   issue tile t + 2 into t - 2's stage, fence, four wgmma, commit, wait for all but this one;
+// - the accumulators go straight from registers to global memory through the alpha / beta
+//   epilogue (each thread holds pairs of adjacent columns).
+// The simulator runs it (Note [wgmma in the simulator]); a real build compiles it for sm_90a
+// only (CMAKE_CUDA_ARCHITECTURES 90a), and the host offers the variant only where the binary
+// has it and the device is compute capability 9.0 (wgmma::available).
+constexpr int kGM = 128, kGN = 256, kGK = 64, kGStages = 4, kGThreads = 256;
+constexpr int kGAStageBytes = kGM * kGK * 2, kGBStageBytes = kGN * kGK * 2;  // 16 and 32 KiB
+// The ring, plus the slack to round its start up to a 1024-byte boundary.
+constexpr size_t kGSharedBytes = size_t{kGStages} * (kGAStageBytes + kGBStageBytes) + 1024;
+
+// Stages the kRows x 64 K-major tile whose element (r, k) lies at src[r * ld + k] (rows_left /
+// k_left of it inside the matrix) into s[stage], swizzled (wgmma::sw128_offset), chunk by chunk.
+template <int kRows, class S, class W>
+__device__ inline void stage_k_major(const S& s, int stage, const W* src, int64_t ld,
+                                     int64_t rows_left, int64_t k_left, int tid) {
+  constexpr int kChunks = kRows * kGK / 8;
+  static_assert(kChunks % kGThreads == 0, "tile must split into whole chunks");
+  for (int q = tid; q < kChunks; q += kGThreads) {
+    const int r = q / (kGK / 8), k = q % (kGK / 8) * 8;
+    const W* p = src + r * ld + k;
+    const int at = static_cast<int>(wgmma::sw128_offset(r, k) / 2);
+    if (r < rows_left && k + 8 <= k_left && reinterpret_cast<std::uintptr_t>(p) % 16 == 0) {
+      __pipeline_memcpy_async(&s[stage][at], p, 16);
+      continue;
+    }
+    for (int j = 0; j < 8; ++j)
+      s[stage][at + j] = r < rows_left && k + j < k_left ? p[j] : W(0.0f);  // zeros past the edge
+  }
+}
+
+// block 256 threads (two warpgroups over the 128 x 256 tile), dynamic shared memory
+// kGSharedBytes; grid (ceil(n / 256), ceil(m / 128), batches). A with unit column stride, B
+// with unit row stride.
+template <class T>
+__global__ void __launch_bounds__(kGThreads, 1)
+    gemm_wgmma(const T* a, const T* b, T* c, GemmArgs g, float alpha, float beta) {
+  using W = typename wmma_type<T>::type;
+  EMBER_DYNAMIC_SHARED(W, smem);
+  const uint32_t window = wgmma::shared_address(&smem[0]);
+  const int pad = static_cast<int>((1024 - window % 1024) % 1024);  // bytes to a 1024 boundary
+  const uint32_t a_addr = window + pad, b_addr = a_addr + kGStages * kGAStageBytes;
+  const StageRing<decltype(smem)> as{smem + pad / 2, kGAStageBytes / 2};
+  const StageRing<decltype(smem)> bs{smem + (pad + kGStages * kGAStageBytes) / 2,
+                                     kGBStageBytes / 2};
+  const int tid = static_cast<int>(threadIdx.x);
+  const int group = tid / 128, warp = tid % 128 / 32, lane = tid % 32;
+  const BlockTile tile = block_tile<kGM, kGN, kGK>(g);
+  const int64_t m0 = tile.m0, n0 = tile.n0, k_tiles = tile.k_tiles;
+  const W* wa = reinterpret_cast<const W*>(a);
+  const W* wb = reinterpret_cast<const W*>(b);
+  for (int64_t z = blockIdx.z; z < g.batches; z += gridDim.z) {
+    int64_t ao, bo, co;
+    batch_offsets(g, z, ao, bo, co);
+    // Starts the copies of tile t into its stage as one cp.async group (empty past the end).
+    auto issue = [&](int64_t t) {
+      if (t < k_tiles) {
+        const int stage = static_cast<int>(t % kGStages);
+        const int64_t k0 = t * kGK;
+        stage_k_major<kGM>(as, stage, wa + ao + m0 * g.a_rs + k0, g.a_rs, g.m - m0, g.k - k0, tid);
+        stage_k_major<kGN>(bs, stage, wb + bo + n0 * g.b_cs + k0, g.b_cs, g.n - n0, g.k - k0, tid);
+      }
+      __pipeline_commit();
+    };
+    float d[128];
+    EMBER_UNROLL
+    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+    for (int t = 0; t < kGStages - 2; ++t) issue(t);
+    for (int64_t t = 0; t < k_tiles; ++t) {
+      __pipeline_wait_prior(kGStages - 3);  // this thread's copies of tile t have landed
+      wgmma::fence_proxy_async();
+      __syncthreads();
+      issue(t + kGStages - 2);  // into tile t - 2's stage, whose wgmma completed
+      const auto stage = static_cast<uint32_t>(t % kGStages);
+      const uint32_t a_tile = a_addr + stage * kGAStageBytes + group * 64 * 128;
+      const uint32_t b_tile = b_addr + stage * kGBStageBytes;
+      wgmma::fence_operands(d);
+      wgmma::fence();
+      EMBER_UNROLL
+      for (int kk = 0; kk < kGK / 16; ++kk) {
+        wgmma::mma_m64n256k16<W>(wgmma::k_major_sw128(a_tile + kk * 32, 1024),
+                                 wgmma::k_major_sw128(b_tile + kk * 32, 1024), d, true);
+      }
+      wgmma::commit();
+      wgmma::wait<1>();  // tile t - 1's products are done; tile t's may run on
+      wgmma::fence_operands(d);
+    }
+    wgmma::wait<0>();
+    wgmma::fence_operands(d);
+    __pipeline_wait_prior(0);
+    // Element i of the fragment: row 16 * warp + lane / 4 + 8 * ((i / 2) % 2) of the group's 64,
+    // column 8 * (i / 4) + 2 * (lane % 4) + i % 2.
+    EMBER_UNROLL
+    for (int i = 0; i < 128; ++i) {
+      const int64_t row = m0 + group * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);
+      const int64_t col = n0 + 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+      if (row < g.m && col < g.n)
+        store_out(c + co + row * g.c_rs + col * g.c_cs, d[i], alpha, beta);
     }
     __syncthreads();  // the stages are rewritten by the next batch
   }

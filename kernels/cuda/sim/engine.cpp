@@ -126,6 +126,7 @@ void fiber_body(void* arg) {
   try {
     b.run->invoke(b.run->kernel, b.run->args);
     async_land_all(th);  // copies still in flight land as the thread exits
+    mma_check_exit(th);
   } catch (const Error& e) {
     block_fail(b, th.rank, e.what());
   } catch (const std::exception& e) {
@@ -187,6 +188,7 @@ void run_loop(Block& b) {
             ts.rank = rank++;
             run.invoke(run.kernel, run.args);
             async_land_all(ts);
+            mma_check_exit(ts);
           }
         }
       }
@@ -198,6 +200,7 @@ void run_loop(Block& b) {
         ts.rank = rank;
         run.invoke(run.kernel, run.args);
         async_land_all(ts);
+        mma_check_exit(ts);
       }
     }
   } catch (const Error& e) {
@@ -232,6 +235,8 @@ void run_fibers(Block& b) {
     th.status = FiberThread::ready;
     th.async_copies.clear();  // a failed block may have left some
     th.async_commits = 0;
+    th.mma_ops.clear();
+    th.mma_commits = 0;
     fiber_init(th.context, w.stacks[r], &fiber_body, &th);
   }
   unsigned warps = (n + 31) / 32;

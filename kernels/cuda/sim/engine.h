@@ -111,6 +111,16 @@ struct WarpGroup {
 
 struct Worker;
 
+// Shared memory [lo, hi) read by `count` wgmma operations in flight in the block, issued at
+// file:line (Note [wgmma in the simulator]).
+struct MmaRead {
+  const char* lo;
+  const char* hi;
+  unsigned count;
+  const char* file;
+  int line;
+};
+
 struct Block : BlockState {
   const KernelRun* run = nullptr;
   Worker* worker = nullptr;
@@ -132,9 +142,13 @@ struct Block : BlockState {
   std::vector<std::vector<WarpGroup>> warp_groups;
   std::vector<unsigned> warp_exited;
   std::vector<uint32_t> warp_epoch;
+  std::vector<MmaRead> mma_reads;  // the operands of the wgmmas in flight
   bool failed = false;
   std::string error;
 };
+
+// Fails when [p, p + bytes) overlaps shared memory a wgmma in flight in block b reads (wgmma.cpp).
+void mma_check_write(const Block& b, const void* p, size_t bytes, const std::string& what);
 
 struct Worker {
   FiberContext scheduler;

@@ -52,6 +52,9 @@ void async_copy(void* dst, const void* src, size_t bytes, size_t zfill, const ch
     fail(where + ": the destination is not in the block's shared memory");
   if (shared_slot_holding(src, 1) != nullptr)
     fail(where + ": the source is in shared memory (cp.async copies from global memory)");
+  // The copy may land at once on a GPU: into operands a wgmma in flight reads, it is a race.
+  const Block& b = current_block("__pipeline_memcpy_async");
+  if (!b.mma_reads.empty()) mma_check_write(b, dst, bytes, where);
   if (zfill > 0) {
     // The zero-filled tail is a plain write now; the copied head lands later.
     race_raw(static_cast<char*>(dst) + (bytes - zfill), zfill, true);

@@ -161,6 +161,8 @@ bool ordered(const Block& b, uint32_t self, uint32_t other_warp, uint32_t other_
 
 void record(SharedSlot& slot, const void* p, size_t bytes, Access access, const void* pc) {
   Block& b = current_block("shared memory");
+  if (access == Access::write && !b.mma_reads.empty())
+    mma_check_write(b, p, bytes, "racecheck: a write to " + describe(slot));
   uint32_t self = t_thread->rank;
   uint32_t warp = self / 32;
   uint32_t epoch = b.worker->epoch;

@@ -19,6 +19,7 @@
 #include "kernels/cuda/sim/thread_state.h"
 #include "kernels/cuda/sim/warp.h"
 #include "kernels/cuda/sim/warp_ops.h"
+#include "kernels/cuda/sim/wgmma.h"
 
 // The device-side library (intrinsics, atomics, cooperative groups, WMMA) lives in its own
 // headers next to this one.

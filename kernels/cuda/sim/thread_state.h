@@ -13,6 +13,7 @@
 #include <vector_types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace ember::sim::detail {
@@ -32,16 +33,32 @@ struct AsyncCopy {
   unsigned group;  // the commit group it belongs to (the number of commits before it)
 };
 
+// A wgmma.mma_async issued and not yet waited for (Note [wgmma in the simulator] in wgmma.cpp).
+struct PendingMma {
+  uint64_t desc_a, desc_b;
+  float* d;  // the issuing thread's accumulators (n / 2 of them)
+  int n;
+  bool accumulate;
+  bool bf16;       // else float16
+  unsigned group;  // the number of wgmma commits before it
+  const char* file;
+  int line;
+};
+
 struct ThreadState {
   uint3 thread_idx;
   unsigned rank = 0;  // linear index in the block: x + y * blockDim.x + z * blockDim.x * .y
   BlockState* block = nullptr;
   std::vector<AsyncCopy> async_copies;  // issued cp.async copies still in flight
   unsigned async_commits = 0;           // __pipeline_commit calls so far
+  std::vector<PendingMma> mma_ops;      // issued wgmma.mma_async not yet waited for
+  unsigned mma_commits = 0;             // wgmma commit_group calls so far
 };
 
 // Lands every copy `t` still has in flight (a thread that exits), and forgets its groups.
 void async_land_all(ThreadState& t);
+// A thread that exits with a wgmma still in flight is an Error (wgmma.cpp).
+void mma_check_exit(ThreadState& t);
 
 // initial-exec: a read is one %fs-relative load instead of a __tls_get_addr call (the library
 // is linked, not dlopen'ed late, so its TLS is in the static block).
