@@ -5,6 +5,12 @@
 
 #include "core/error.h"
 
+#if defined(EMBER_WITH_CUDA)
+namespace ember::kernels::cuda::wgmma {
+bool available(int device);  // kernels/cuda/gemm.cu
+}  // namespace ember::kernels::cuda::wgmma
+#endif
+
 namespace ember::cuda {
 
 namespace {
@@ -144,6 +150,15 @@ void detail::record_gemm_choice(const GemmChoice& choice) {
     }
   }
   s.choices.push_back(choice);
+}
+
+bool gemm_wgmma_available(int device) {
+#if defined(EMBER_WITH_CUDA)
+  return kernels::cuda::wgmma::available(device);
+#else
+  (void)device;
+  return false;
+#endif
 }
 
 }  // namespace ember::cuda

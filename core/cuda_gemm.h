@@ -49,6 +49,9 @@ void set_gemm_backend(const std::string& name);
 // The forced rung of ember's ladder (0: the default per dtype; EMBER_GEMM_VARIANT's until set).
 int gemm_variant();
 void set_gemm_variant(int variant);
+// Whether rung 9 (wgmma) runs on cuda device `device`: a build with sm_90a code (or the
+// simulator) and a compute capability 9.0 device. False without a CUDA backend or device.
+bool gemm_wgmma_available(int device = 0);
 
 // How rungs 7 and 8 are compiled, for a benchmark that sweeps them on a GPU (bench_gemm_cuda's
 // tuning table) before a default is fixed: min_blocks, the blocks per SM each kernel is compiled

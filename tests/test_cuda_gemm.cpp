@@ -227,17 +227,6 @@ TEST_CASE("cuda gemm: float16 and bfloat16 through WMMA and the SIMT ladder", "[
   CHECK_THROWS_WITH(cuda::set_gemm_variant(10), Contains("set_gemm_variant"));
 }
 
-// Whether GEMM rung 9 (wgmma) runs here: the simulator, or an sm_90a build on a compute
-// capability 9.0 device (wgmma::available in kernels/cuda/gemm.cu).
-bool wgmma_here() {
-#if defined(EMBER_CUDA_SIM) || defined(EMBER_CUDA_WGMMA)
-  const DeviceProperties p = cuda::get_device_properties(0);
-  return p.major == 9 && p.minor == 0;
-#else
-  return false;
-#endif
-}
-
 TEST_CASE("cuda gemm: the warpgroup (wgmma) kernel matches the CPU and variant 8", "[cuda][gemm]") {
   // Variant 9 (Note [A warpgroup GEMM]): 128 x 256 tiles, operands K-major and swizzled in a
   // ring of four 64-deep stages refilled two steps later. In the simulator this checks the
@@ -245,7 +234,11 @@ TEST_CASE("cuda gemm: the warpgroup (wgmma) kernel matches the CPU and variant 8
   // an sm_90a build, against the hardware: results within the 16-bit tolerance of the CPU, and
   // of variant 8.
   if (!have_cuda()) return;
-  if (!wgmma_here()) {
+  CHECK_FALSE(cuda::gemm_wgmma_available(1000));  // no such device
+#if defined(EMBER_CUDA_SIM)
+  CHECK(cuda::gemm_wgmma_available(0));  // the simulator models wgmma on its sm_90 devices
+#endif
+  if (!cuda::gemm_wgmma_available(0)) {
     VariantGuard guard(9);
     const Tensor a = wave({4, 4}, kBFloat16);
     CHECK_THROWS_WITH(matmul(a.cuda(), a.cuda()), Contains("variant 9 (wgmma)"));

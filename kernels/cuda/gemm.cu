@@ -347,6 +347,7 @@ void batched_gemm_kernel(const Tensor& out, const Tensor& a, const Tensor& b, co
 
 bool wgmma::available(int device) {
 #if defined(EMBER_CUDA_SIM) || defined(EMBER_CUDA_WGMMA)
+  if (device < 0 || device >= device_count()) return false;
   const DeviceProperties p = properties(device);
   return p.major == 9 && p.minor == 0;
 #else
