@@ -6,13 +6,16 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <functional>
 #include <future>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/cuda.h"
 #include "core/cuda_caching_allocator.h"
 #include "core/device_memory.h"
+#include "core/profiler.h"
 #include "cuda_test_util.h"
 #include "test_util.h"
 
@@ -115,6 +118,47 @@ TEST_CASE("copies between host and device handle strides, dtypes and broadcastin
     CHECK(e.numel() == 0);
     CHECK(e.cpu().sizes() == Shape{0, 3});
   }
+}
+
+TEST_CASE("contiguous() of transposed matrices goes through the tiled transpose", "[cuda]") {
+  // Note [Transposing copies] in kernels/cuda/copy.cu: a stack of matrices with its last two
+  // dims swapped, every element size, edges that are not multiples of the 32 x 32 tile, against
+  // the CPU bit for bit; views that are not such a stack take the element-wise kernel.
+  if (!have_cuda()) return;
+  const Device dev = Device::cuda(0);
+  // Which kernel copies: the profiler names each launch (Category::device).
+  const auto kernels_of = [](const std::function<void()>& fn) {
+    profiler::Profiler prof;
+    prof.start();
+    fn();
+    cuda::synchronize();
+    std::vector<std::string> names;
+    for (const profiler::FunctionEvent& e : prof.stop().events(profiler::Category::device))
+      names.push_back(e.name);
+    return names;
+  };
+  const Tensor on_device = ramp({33, 70}, kFloat32).to(dev);
+  CHECK(kernels_of([&] { (void)on_device.t().contiguous(); }) ==
+        std::vector<std::string>{"transpose_kernel"});
+  for (DType dt : {kFloat32, kBFloat16, kInt8, kFloat64, kInt64, kBool}) {
+    INFO("dtype " << dt);
+    const Tensor m = ramp({33, 70}, kFloat64).remainder(97).to(dt);
+    CHECK(values(m.to(dev).t().contiguous()) == values(m.t().contiguous()));
+    const Tensor b = ramp({3, 40, 65}, kFloat64).remainder(89).to(dt);
+    const Tensor bt = b.to(dev).transpose(-2, -1).contiguous();
+    CHECK(bt.is_contiguous());
+    CHECK(values(bt) == values(b.transpose(-2, -1).contiguous()));
+  }
+  // Not a stack of transposed matrices: a transposed slice (rows stride 2) and a permute of
+  // the batch dim.
+  const Tensor x = ramp({4, 64, 48}, kFloat32);
+  const Tensor xs = x.to(dev).slice(1, 0, 64, 2).transpose(-2, -1).contiguous();
+  CHECK(values(xs) == values(x.slice(1, 0, 64, 2).transpose(-2, -1).contiguous()));
+  const Tensor xp = x.to(dev).permute({1, 0, 2}).contiguous();
+  CHECK(values(xp) == values(x.permute({1, 0, 2}).contiguous()));
+  const Tensor xd = x.to(dev);
+  for (const std::string& name : kernels_of([&] { (void)xd.permute({1, 0, 2}).contiguous(); }))
+    CHECK(name != "transpose_kernel");
 }
 
 TEST_CASE("copies between two cuda devices", "[cuda]") {

@@ -17,6 +17,9 @@
 // non_blocking when the host side is the user's own pinned tensor: then only the stream holds
 // the work, as PyTorch's non_blocking=True.
 
+#include <algorithm>
+#include <cstdint>
+
 #include "core/allocator.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
@@ -42,6 +45,85 @@ struct FillOp {
   EMBER_HOST_DEVICE T operator()() const { return value; }
 };
 
+// Note [Transposing copies]
+// contiguous() of a transposed matrix (a view whose last two dims are swapped, as x.t() or a
+// GEMM operand made K-major, kernels/cuda/gemm.cu) reads its source with a stride of a row: the
+// element-wise kernel writes coalesced but reads each element from its own 32-byte sector. Such
+// copies go through shared memory instead: a block of 32 x 8 threads reads a 32 x 32 tile along
+// the source's unit-stride dim (coalesced), passes a barrier, and writes it along the
+// destination's (coalesced), each thread four rows; the tile's rows are padded to 33 so the
+// column reads do not all fall in one bank. The elements are moved as unsigned integers of
+// their size (no dtype conversion happens here). Batches of matrices are the grid's z.
+constexpr int kTransposeTile = 32, kTransposeRows = 8;
+
+// dst[z][r][c] = src[z][c][r] for matrices of rows x cols (dst's shape), `batches` of them.
+template <class U>
+__global__ void transpose_kernel(const U* src, U* dst, int64_t rows, int64_t cols,
+                                 int64_t batches) {
+  EMBER_SHARED_ARRAY(U, tile, kTransposeTile, kTransposeTile + 1);
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * kTransposeTile;
+  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kTransposeTile;
+  for (int64_t z = blockIdx.z; z < batches; z += gridDim.z) {
+    const U* s = src + z * rows * cols;  // element (r, c) at s[c * rows + r]
+    U* d = dst + z * rows * cols;
+    for (int j = ty; j < kTransposeTile; j += kTransposeRows) {
+      const int64_t c = c0 + j, r = r0 + tx;
+      if (c < cols && r < rows) tile[j][tx] = s[c * rows + r];
+    }
+    __syncthreads();
+    for (int j = ty; j < kTransposeTile; j += kTransposeRows) {
+      const int64_t r = r0 + j, c = c0 + tx;
+      if (r < rows && c < cols) d[r * cols + c] = tile[tx][j];
+    }
+    __syncthreads();  // the tile is rewritten by the next batch
+  }
+}
+
+// Runs dst = src as a transposing copy when src is a contiguous stack of matrices with its last
+// two dims swapped, dst contiguous of the same shape and dtype; false otherwise.
+bool transposing_copy(const Tensor& dst, const Tensor& src) {
+  const int64_t nd = dst.dim();
+  if (nd < 2 || dst.dtype() != src.dtype() || dst.sizes() != src.sizes() || !dst.is_contiguous())
+    return false;
+  const int64_t rows = dst.size(-2), cols = dst.size(-1);
+  if (rows < 2 || cols < 2 || src.stride(-2) != 1 || src.stride(-1) != rows) return false;
+  int64_t expect = rows * cols;
+  for (int64_t d = nd - 3; d >= 0; --d) {
+    if (src.size(d) != 1 && src.stride(d) != expect) return false;
+    expect *= src.size(d);
+  }
+  const int64_t batches = dst.numel() / (rows * cols);
+  const auto tiles = [](int64_t n) { return (n + kTransposeTile - 1) / kTransposeTile; };
+  if (batches == 0 || tiles(rows) > 65535) return false;
+  const dim3 grid(static_cast<unsigned>(tiles(cols)), static_cast<unsigned>(tiles(rows)),
+                  static_cast<unsigned>(std::min<int64_t>(batches, 65535)));
+  const Stream stream = current_stream(dst.device());
+  auto run = [&](auto word) {
+    using U = decltype(word);
+    launch_kernel("transpose_kernel", &transpose_kernel<U>, grid,
+                  dim3(kTransposeTile, kTransposeRows), 0, stream,
+                  static_cast<const U*>(src.data_ptr()), static_cast<U*>(dst.data_ptr()), rows,
+                  cols, batches);
+  };
+  switch (dst.element_size()) {
+    case 1:
+      run(uint8_t{});
+      return true;
+    case 2:
+      run(uint16_t{});
+      return true;
+    case 4:
+      run(uint32_t{});
+      return true;
+    case 8:
+      run(uint64_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
 // dst = src on one cuda device (converting dtypes, src broadcast to dst), one element-wise kernel.
 void copy_on_device(const Tensor& dst, const Tensor& src) {
   TensorIter iter = TensorIterConfig("copy_")
@@ -56,6 +138,7 @@ void copy_on_device(const Tensor& dst, const Tensor& src) {
                  current_native_stream(dst.device().index), "copy_");
     return;
   }
+  if (transposing_copy(dst, src)) return;  // Note [Transposing copies]
   EMBER_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
     using dst_t = scalar_t;
     EMBER_DISPATCH_ALL(src.dtype(), "copy_", [&] {
