@@ -1,14 +1,15 @@
 // Memory-bound CUDA kernels against the device's own copy: element-wise add, a float32 -> float16
-// cast and a sum reduction, in GB/s of bytes read + written, side by side with a device-to-device
-// copy of the same size (cudaMemcpyAsync), each timed with CUDA events as the median of rounds
-// that interleave the contenders. The target on an H200: every kernel >= 85% of the
-// copy's bandwidth. Simulator timings never stand for GPU speed: with EMBER_CUDA=sim this only
-// checks that the program runs.
+// cast, a sum reduction and a transposing copy, in GB/s of bytes read + written, side by side with
+// a device-to-device copy of the same size (cudaMemcpyAsync), each timed with CUDA events as the
+// median of rounds that interleave the contenders. The target on an H200: every kernel >=
+// 85% of the copy's bandwidth. Simulator timings never stand for GPU speed: with EMBER_CUDA=sim
+// this only checks that the program runs.
 //
 //   ./build-real/bench/bench_cuda [elements, default 2^28]
 
 #include <ember/ember.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -58,6 +59,13 @@ int main(int argc, char** argv) {
     std::printf("sum: skipped (%s)\n", e.what());
   }
   if (have_sum) cases.push_back({"sum  a.sum()", fbytes, [&] { sum_out = a.sum(); }});
+  // A square matrix of the same bytes, transposed into a contiguous copy (Note [Transposing
+  // copies] in kernels/cuda/copy.cu).
+  const auto side = static_cast<int64_t>(std::sqrt(static_cast<double>(n)));
+  const Tensor square = a.narrow(0, 0, side * side).view({side, side});
+  Tensor transposed = empty({side, side}, f32);
+  const double tbytes = 2.0 * static_cast<double>(side * side) * 4;
+  cases.push_back({"transpose .t().contiguous", tbytes, [&] { transposed.copy_(square.t()); }});
 
   std::vector<std::function<void()>> fns;
   fns.reserve(cases.size());
