@@ -35,4 +35,18 @@ void synchronize(int index = -1);
 // The device's name, compute capability, memory and limits.
 DeviceProperties get_device_properties(int index = -1);
 
+// Note [Sync debug mode]
+// Whether an op that makes the host wait for a cuda device warns or raises, as
+// torch.cuda.set_sync_debug_mode does: a training step meant to keep the GPU busy finds its
+// hidden synchronisations. The ops that wait: a copy between host and device memory (item(),
+// cpu(), to()), unless it is non_blocking with pinned host memory; nonzero (and masked_select,
+// boolean-mask indexing), whose result size is read back; a copy between two devices that needs
+// a staging tensor. Explicit waits (synchronize(), Stream::synchronize, Event::synchronize) and
+// autotuning's timed trials are never reported. Warn prints one line to stderr the first time
+// each op waits; Error raises ember::Error before the op waits, naming it.
+// EMBER_CUDA_SYNC_DEBUG=warn|error (or off) sets the mode when the process first asks for it.
+enum class SyncDebugMode { Off, Warn, Error };
+void set_sync_debug_mode(SyncDebugMode mode);
+SyncDebugMode get_sync_debug_mode();
+
 }  // namespace ember::cuda

@@ -396,6 +396,7 @@ void CUDADeviceCache::free(Block* b) noexcept {
   decrease(stats_.segment_count, p, 1);
   lock.unlock();
   b->stream_uses.push_back(b->stream);
+  const InternalWait internal;  // Note [Internal waits]
   for (const Stream& s : b->stream_uses) {
     try {
       s.synchronize();
@@ -448,6 +449,7 @@ uint64_t CUDADeviceCache::wait_for_device(std::unique_lock<std::mutex>& lock) {
   const uint64_t freed_before = free_count_;
   if (has_device_backend(DeviceType::CUDA)) {
     lock.unlock();
+    const InternalWait internal;  // Note [Internal waits]
     ember::synchronize(Device(DeviceType::CUDA, device_));
     lock.lock();
   }

@@ -228,6 +228,7 @@ void start_session(const ProfilerOptions& o) {
   Session& s = session();
   std::vector<std::unique_ptr<DeviceOrigin>> origins;
   const int devices = o.with_cuda ? device_count(DeviceType::CUDA) : 0;
+  const InternalWait internal;  // Note [Internal waits]
   for (int d = 0; d < devices; ++d) {
     auto origin = std::make_unique<DeviceOrigin>();
     origin->device = Device(DeviceType::CUDA, d);

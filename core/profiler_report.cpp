@@ -95,6 +95,7 @@ Result make_result(Recording&& rec) {
     }
   }
   // Device kernels: their times from the device's clock, aligned through the session's origin.
+  const InternalWait internal;  // Note [Internal waits]
   for (size_t t = 0; t < rec.threads.size(); ++t) {
     for (const auto& d : rec.threads[t].device) {
       d->end.synchronize();

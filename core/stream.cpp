@@ -169,6 +169,14 @@ void set_current_device(Device device) {
   cur = device.index;
 }
 
+namespace {
+thread_local int t_internal_waits = 0;
+}  // namespace
+
+InternalWait::InternalWait() { ++t_internal_waits; }
+InternalWait::~InternalWait() { --t_internal_waits; }
+bool InternalWait::active() { return t_internal_waits > 0; }
+
 void synchronize(Device device) {
   checked_backend(device, "synchronize")->synchronize_device(device.index);
 }

@@ -105,6 +105,21 @@ void set_current_device(Device device);
 // Blocks until all work on every stream of device has finished.
 void synchronize(Device device = kCPU);
 
+// Note [Internal waits]
+// ember's own waits for a device -- the caching allocator handing memory back, the profiler
+// aligning clocks -- hold an InternalWait: a device check that failed is not raised there (it
+// waits for the user's next synchronisation, Note [Deferred device checks] in
+// kernels/cuda/device_checks.h), since an allocation or a free is no place for it.
+class InternalWait {
+ public:
+  InternalWait();
+  ~InternalWait();
+  InternalWait(const InternalWait&) = delete;
+  InternalWait& operator=(const InternalWait&) = delete;
+  // Whether the calling thread is inside one.
+  static bool active();
+};
+
 // An event on one device type; its device is fixed by the first record(). Move-only: it owns a
 // backend handle, created at the first record() (a never-recorded event costs nothing).
 class Event {

@@ -163,8 +163,12 @@ TensorIter TensorIterConfig::build() {
     const Tensor& t = inputs_[i];
     bool convert = (promote_ || int_to_float_) && t.dtype() != common;
     Tensor in = convert ? native::to(t, common) : t;
-    if (in.device() != it.device_ && same_device_)
-      in = native::to(in, it.device_);  // a wrapped number
+    if (in.device() != it.device_ && same_device_) {
+      // A wrapped number: filled on the device (a launch taking the value as an argument), not
+      // copied from pageable host memory, which makes the host wait for the device
+      // (Note [Sync debug mode] in core/cuda.h).
+      in = full({}, in.item(), TensorOptions(in.dtype()).device(it.device_));
+    }
     it.ops_[nout_ + i].tensor = std::move(in);
   }
 

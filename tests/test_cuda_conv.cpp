@@ -22,9 +22,11 @@
 
 using namespace ember;
 using Catch::Contains;
+using ember::testing::check_deferred_error;
 using ember::testing::have_cuda;
 using ember::testing::kInf;
 using ember::testing::kNaN;
+using ember::testing::launch_blocking_env;
 using ember::testing::values;
 
 namespace {
@@ -255,14 +257,21 @@ TEST_CASE("cuda max_pool2d matches the cpu: ties, NaN, -inf padding, ceil_mode",
   }
 }
 
-TEST_CASE("cuda max_pool2d_backward rejects an index outside its plane", "[cuda]") {
+TEST_CASE("cuda max_pool2d_backward rejects an index outside its plane",
+          "[cuda][launch_blocking]") {
   if (!have_cuda()) return;
   Tensor gy = ones({1, 2, 2, 2}, kFloat32).to(kDev);
   Tensor idx = zeros({1, 2, 2, 2}, kInt64);
   idx.data_ptr<int64_t>()[5] = 16;  // the plane is 4 x 4
-  CHECK_THROWS_WITH(
-      native::max_pool2d_backward(gy, idx.to(kDev), {1, 2, 4, 4}),
-      Contains("max_pool2d_backward") && Contains("index 16") && Contains("position 5"));
+  // Checked on the device and raised at the next synchronisation (Note [Deferred device checks]).
+  const Tensor didx = idx.to(kDev);
+  check_deferred_error(
+      [&] {
+        return native::max_pool2d_backward(gy, didx, {1, 2, 4, 4});
+      },
+      Catch::StartsWith("max_pool2d_backward: index 16 at output position 5 lies "
+                        "outside its plane of 16 elements (input shape [1, 2, "
+                        "4, 4])"));
 }
 
 TEST_CASE("cuda avg_pool2d matches the cpu bit for bit", "[cuda]") {

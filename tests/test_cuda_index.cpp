@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -15,10 +16,16 @@
 #include "cuda_test_util.h"
 #include "test_util.h"
 
+#if defined(EMBER_WITH_CUDA)
+#include "kernels/cuda/device_checks.h"
+#endif
+
 using namespace ember;
 using Catch::Matchers::Equals;
+using ember::testing::check_deferred_error;
 using ember::testing::have_cuda;
 using ember::testing::kNaN;
+using ember::testing::launch_blocking_env;
 using ember::testing::values;
 
 namespace {
@@ -84,37 +91,113 @@ TEST_CASE("cuda index_select, gather, take, index and embedding match the cpu", 
   CHECK(same(embedding(w.to(kDev), ids.to(kDev)), embedding(w, ids)));
 }
 
-TEST_CASE("cuda index kernels check every index value on the device", "[cuda]") {
+TEST_CASE("cuda index kernels check every index value on the device", "[cuda][launch_blocking]") {
   if (!have_cuda()) return;
+  // Each op returns; the next synchronisation raises the CPU's message (Note [Deferred device
+  // checks]). StartsWith: the deferred message goes on to say where it surfaced.
+  using Catch::StartsWith;
   Tensor x = arange(0, 20, 1, kFloat32).reshape({5, 4}).to(kDev);
   Tensor bad = tensor(std::vector<int64_t>{1, 7, 2}, {3}).to(kDev);
-  CHECK_THROWS_WITH(x.index_select(0, bad),
-                    Equals("index_select: index 7 is out of bounds for dimension 0 with size 5"));
-  CHECK_THROWS_WITH(x.t().index_select(1, bad),  // the gather path
-                    Equals("index_select: index 7 is out of bounds for dimension 1 with size 5"));
+  check_deferred_error(
+      [&] { return x.index_select(0, bad); },
+      StartsWith("index_select: index 7 is out of bounds for dimension 0 with size 5"));
+  check_deferred_error(
+      [&] { return x.t().index_select(1, bad); },  // the gather path
+      StartsWith("index_select: index 7 is out of bounds for dimension 1 with size 5"));
   Tensor neg = tensor(std::vector<int64_t>{-1}, {1, 1}).to(kDev);
-  CHECK_THROWS_WITH(gather(x, 0, neg),
-                    Equals("gather: index -1 is out of bounds for dimension 0 with size 5"));
-  CHECK_THROWS_WITH(scatter_add(x, 0, neg, x),
-                    Equals("scatter_add: index -1 is out of bounds for dimension 0 with size 5"));
+  check_deferred_error([&] { return gather(x, 0, neg); },
+                       StartsWith("gather: index -1 is out of bounds for dimension 0 with size 5"));
+  check_deferred_error(
+      [&] { return scatter_add(x, 0, neg, x); },
+      StartsWith("scatter_add: index -1 is out of bounds for dimension 0 with size 5"));
   Tensor nine = tensor(std::vector<int64_t>{9}, {1}).to(kDev);
-  CHECK_THROWS_WITH(index_add(x, 1, nine, ones({5, 1}, TensorOptions().device(kDev))),
-                    Equals("index_add: index 9 is out of bounds for dimension 1 with size 4"));
-  CHECK_THROWS_WITH(index(x, {Tensor(), tensor(std::vector<int64_t>{-5}, {1}).to(kDev)}),
-                    Equals("index: index -5 is out of bounds for dimension 1 with size 4"));
-  CHECK_THROWS_WITH(
-      index(x, {tensor(std::vector<int64_t>{0}, {1}).to(kDev), nine}),  // two index tensors
-      Equals("index: index 9 is out of bounds for dimension 1 with size 4"));
-  CHECK_THROWS_WITH(take(x, tensor(std::vector<int64_t>{20}, {1}).to(kDev)),
-                    Equals("take: index 20 is out of bounds for dimension 0 with size 20"));
-  CHECK_THROWS_WITH(embedding(x, nine),
-                    Equals("embedding: index 9 is out of bounds for dimension 0 with size 5"));
-  CHECK_THROWS_WITH(index_put_(x.clone(), {nine}, zeros({}, TensorOptions().device(kDev)), true),
-                    Equals("index_put_: index 9 is out of bounds for dimension 0 with size 5"));
+  check_deferred_error(
+      [&] {
+        return index_add(x, 1, nine, ones({5, 1}, TensorOptions().device(kDev)));
+      },
+      StartsWith("index_add: index 9 is out of bounds for dimension 1 with size 4"));
+  check_deferred_error(
+      [&] {
+        return index(x, {Tensor(), tensor(std::vector<int64_t>{-5}, {1}).to(kDev)});
+      },
+      StartsWith("index: index -5 is out of bounds for dimension 1 with size 4"));
+  check_deferred_error(
+      [&] {
+        return index(x, {tensor(std::vector<int64_t>{0}, {1}).to(kDev), nine});
+      },  // two
+      StartsWith("index: index 9 is out of bounds for dimension 1 with size 4"));
+  check_deferred_error([&] { return take(x, tensor(std::vector<int64_t>{20}, {1}).to(kDev)); },
+                       StartsWith("take: index 20 is out of bounds for dimension 0 with size 20"));
+  check_deferred_error(
+      [&] { return embedding(x, nine); },
+      StartsWith("embedding: index 9 is out of bounds for dimension 0 with size 5"));
+  check_deferred_error(
+      [&] { return index_put_(x.clone(), {nine}, zeros({}, TensorOptions().device(kDev)), true); },
+      StartsWith("index_put_: index 9 is out of bounds for dimension 0 with size 5"));
   // An empty result still checks its index values (check_index_values on the device).
-  CHECK_THROWS_WITH(zeros({5, 0}, TensorOptions().device(kDev)).index_select(0, bad),
-                    Equals("index_select: index 7 is out of bounds for dimension 0 with size 5"));
+  check_deferred_error(
+      [&] {
+        return zeros({5, 0}, TensorOptions().device(kDev)).index_select(0, bad);
+      },
+      StartsWith("index_select: index 7 is out of bounds for dimension 0 with size 5"));
 }
+
+TEST_CASE("a deferred index error surfaces before the host sees a value computed after it",
+          "[cuda]") {
+  if (!have_cuda() || launch_blocking_env()) return;
+  using Catch::Contains;
+  using Catch::StartsWith;
+  Tensor x = arange(0, 20, 1, kFloat32).reshape({5, 4}).to(kDev);
+  Tensor bad = tensor(std::vector<int64_t>{1, 7, 2}, {3}).to(kDev);
+  // Every way the host reads device values: item(), a copy to the cpu, nonzero's size, and the
+  // explicit waits. The op's result flows on into later ops, which run.
+  const auto expect = StartsWith("index_select: index 7 is out of bounds for dimension 0");
+  Tensor y;
+  REQUIRE_NOTHROW(y = (x.index_select(0, bad) * 2).sum());
+  CHECK_THROWS_WITH(y.item<float>(), expect && Contains("raised at copy_"));
+  REQUIRE_NOTHROW(y = x.index_select(0, bad) + 1);
+  CHECK_THROWS_WITH(y.to(kCPU), expect && Contains("raised at copy_"));
+  REQUIRE_NOTHROW(y = x.index_select(0, bad) > 3.0);
+  CHECK_THROWS_WITH(y.nonzero(), expect && Contains("raised at nonzero"));
+  REQUIRE_NOTHROW(x.index_select(0, bad));
+  CHECK_THROWS_WITH(current_stream(kDev).synchronize(),
+                    expect && Contains("raised at Stream::synchronize"));
+  REQUIRE_NOTHROW(x.index_select(0, bad));
+  Event done(DeviceType::CUDA);
+  done.record(current_stream(kDev));
+  CHECK_THROWS_WITH(done.synchronize(), expect && Contains("raised at Event::synchronize"));
+  // Two failures before a synchronisation: the older is raised, the later one counted.
+  REQUIRE_NOTHROW(x.index_select(0, bad));
+  REQUIRE_NOTHROW(gather(x, 0, tensor(std::vector<int64_t>{-1}, {1, 1}).to(kDev)));
+  CHECK_THROWS_WITH(cuda::synchronize(), expect && Contains("1 later failed check(s) dropped"));
+  // The device is fine afterwards, and good ops raise nothing.
+  CHECK_NOTHROW(cuda::synchronize());
+  CHECK(x.index_select(0, tensor(std::vector<int64_t>{4, 0}, {2}).to(kDev)).sum().item<float>() ==
+        (16 + 17 + 18 + 19 + 0 + 1 + 2 + 3));
+}
+
+#if defined(EMBER_WITH_CUDA)
+TEST_CASE("deferred device checks are recycled without a synchronisation", "[cuda]") {
+  if (!have_cuda() || launch_blocking_env()) return;
+  Tensor x = arange(0, 20, 1, kFloat32).reshape({5, 4}).to(kDev);
+  Tensor good = tensor(std::vector<int64_t>{4, 0, 2}, {3}).to(kDev);
+  cuda::synchronize();
+  CHECK(kernels::cuda::device_check_counts().pending == 0);
+  Tensor acc = zeros({3, 4}, TensorOptions().device(kDev));
+  for (int k = 0; k < 300; ++k) acc.add_(x.index_select(0, good));
+  // Wait for the device without a check point: an event's query collects nothing.
+  Event done(DeviceType::CUDA);
+  done.record(current_stream(kDev));
+  while (!done.query()) std::this_thread::yield();
+  CHECK(kernels::cuda::device_check_counts().pending >= 1);  // nothing retired them yet
+  // The next deferred check retires every completed one before it.
+  acc.add_(x.index_select(0, good));
+  CHECK(kernels::cuda::device_check_counts().pending <= 1);
+  CHECK(kernels::cuda::device_check_counts().failed == 0);
+  CHECK(acc.sum().item<float>() == 301 * (16 + 17 + 18 + 19 + 0 + 1 + 2 + 3 + 8 + 9 + 10 + 11));
+  CHECK(kernels::cuda::device_check_counts().pending == 0);
+}
+#endif
 
 TEST_CASE("cuda scatter, scatter_reduce, index_add and index_put_ match the cpu", "[cuda]") {
   if (!have_cuda()) return;

@@ -16,7 +16,9 @@
 
 #include "core/error.h"
 #include "core/stream.h"
+#include "kernels/cuda/device_checks.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/cuda/sync_debug.h"
 
 namespace ember::kernels::cuda {
 
@@ -51,9 +53,19 @@ class CUDABackend final : public DeviceBackend {
   }
   bool query_stream(const Stream& s) const override { return stream_query(native_stream(s)); }
   void synchronize_stream(const Stream& s) const override {
-    stream_synchronize(native_stream(s), "Stream::synchronize");
+    {
+      const QuietWait quiet;  // an explicit wait: Note [Sync debug mode]
+      stream_synchronize(native_stream(s), "Stream::synchronize");
+    }
+    raise_failed_checks("Stream::synchronize");  // Note [Deferred device checks]
   }
-  void synchronize_device(int index) const override { device_synchronize(index, "synchronize"); }
+  void synchronize_device(int index) const override {
+    {
+      const QuietWait quiet;
+      device_synchronize(index, "synchronize");
+    }
+    raise_failed_checks("synchronize");
+  }
 
   void* create_event(Device device, bool enable_timing) override {
     return new CudaEvent{event_create(device.index, enable_timing), device};
@@ -71,6 +83,7 @@ class CUDABackend final : public DeviceBackend {
   }
   void synchronize_event(void* event) const override {
     cuda::event_synchronize(static_cast<CudaEvent*>(event)->native);
+    raise_failed_checks("Event::synchronize");
   }
   void block_stream(void* event, const Stream& stream) const override {
     stream_wait_event(native_stream(stream), static_cast<CudaEvent*>(event)->native);

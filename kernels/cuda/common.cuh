@@ -43,6 +43,7 @@
 #include "core/profiler.h"
 #include "core/stream.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/cuda/sync_debug.h"
 
 #if !defined(EMBER_CUDA_SIM)
 namespace ember::kernels::cuda::detail {
@@ -113,7 +114,10 @@ void launch_kernel(const char* name, void (*kernel)(Params...), dim3 grid, dim3 
   note_launch(native, name);
 #endif
   timer.finish();
-  if (launch_blocking()) stream_synchronize(native, name);
+  if (launch_blocking()) {
+    const QuietWait quiet;  // asked for: Note [Sync debug mode]
+    stream_synchronize(native, name);
+  }
 }
 
 // Declares that `kernel` may call a barrier or a warp collective on some launches and not on

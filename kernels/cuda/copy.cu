@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "core/allocator.h"
 #include "core/ops/copy.h"
@@ -27,7 +28,9 @@
 #include "core/storage.h"
 #include "core/stream.h"
 #include "core/tensor_iter.h"
+#include "kernels/cuda/device_checks.h"
 #include "kernels/cuda/loops.cuh"
+#include "kernels/cuda/sync_debug.h"
 #include "kernels/math/convert.h"
 
 namespace ember::kernels::cuda {
@@ -174,6 +177,8 @@ void copy_device_to_device(TensorIter& iter, bool) {
   const Stream dst_stream = current_stream(dst.device());
   ready.block(dst_stream);
   Tensor landed = is_plain(dst, packed) ? dst : empty(packed.sizes(), dst.options());
+  std::optional<HostWait> wait;  // Note [Sync debug mode]
+  if (!packed.is_same(src)) wait.emplace("copy_", dst.device().index);
   memcpy_async(landed.data_ptr(), packed.data_ptr(), packed.nbytes(), native_stream(dst_stream),
                "copy_");
   // The source-side staging tensor must live until the copy ran.
@@ -190,10 +195,13 @@ void copy_host_to_device(TensorIter& iter, bool non_blocking) {
                     ? src
                     : native::contiguous(native::expand(native::to(src, dst.dtype()), dst.sizes()));
   Tensor landed = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.options());
+  const bool async = non_blocking && host.is_same(src) && src.is_pinned();
+  std::optional<HostWait> wait;
+  if (!async) wait.emplace("copy_", dst.device().index);
   NativeStream s = current_native_stream(dst.device().index);
   memcpy_async(landed.data_ptr(), host.data_ptr(), host.nbytes(), s, "copy_");
   if (!landed.is_same(dst)) copy_on_device(dst, landed);
-  if (non_blocking && host.is_same(src) && src.is_pinned()) {
+  if (async) {
     // The pinned block is not handed out again before this copy ran (Note [Cached pinned
     // blocks] in kernels/cuda/memory.cpp).
     get_pinned_allocator()->record_stream(src.impl().storage->data_ptr,
@@ -213,14 +221,18 @@ void copy_device_to_host(TensorIter& iter, bool non_blocking) {
                       : native::to(native::contiguous(src), src.device(), dst.dtype());
   const bool direct = is_plain(dst, packed);
   Tensor host = direct ? dst : empty(packed.sizes(), dst.options());
+  const bool async = direct && non_blocking && dst.is_pinned() && packed.is_same(src);
+  std::optional<HostWait> wait;
+  if (!async) wait.emplace("copy_", src.device().index);
   NativeStream s = current_native_stream(src.device().index);
   memcpy_async(host.data_ptr(), packed.data_ptr(), packed.nbytes(), s, "copy_");
-  if (direct && non_blocking && dst.is_pinned() && packed.is_same(src)) {
+  if (async) {
     get_pinned_allocator()->record_stream(dst.impl().storage->data_ptr,
                                           current_stream(src.device()));
     return;
   }
   stream_synchronize(s, "copy_");
+  raise_failed_checks("copy_");  // before the host sees the values (Note [Deferred device checks])
   if (!direct) native::copy_(dst, host);
 }
 

@@ -52,7 +52,7 @@ template <class T, class A, class Shared>
 __device__ __forceinline__ void finish_row(Online<A> s, const T* xr, const int64_t* target,
                                            const T* w, A* loss, A* wrow, A* lse, int64_t row,
                                            int64_t C, int64_t ignore_index, A e, Shared sums,
-                                           IndexErrorSlot* err) {
+                                           DeviceCheckSlot* err) {
   const int tid = static_cast<int>(threadIdx.x);
   s.finish();
   const A l = s.max + std::log(s.sum);
@@ -73,7 +73,7 @@ __device__ __forceinline__ void finish_row(Online<A> s, const T* xr, const int64
     return;
   }
   if (t < 0 || t >= C) {
-    if (atomicCAS(&err->flag, 0, 1) == 0) err->value = static_cast<long long>(t);
+    record_bad_value(err, t, row);
     loss[row] = std::numeric_limits<A>::quiet_NaN();
     wrow[row] = A(0);
     return;
@@ -109,7 +109,7 @@ template <class T, int kThreads, int kVecs>
 __global__ void cross_entropy_kernel(const T* x, const int64_t* target, const T* w,
                                      opmath_t<T>* loss, opmath_t<T>* wrow, opmath_t<T>* lse,
                                      int64_t C, int64_t ignore_index, opmath_t<T> e,
-                                     IndexErrorSlot* err) {
+                                     DeviceCheckSlot* err) {
   using A = opmath_t<T>;
   EMBER_SHARED_ARRAY(Online<A>, states, kMaxWarps);
   EMBER_SHARED_ARRAY(A, sums, kMaxWarps);
@@ -183,15 +183,6 @@ const T* cptr(const Tensor& t) {
   return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
 }
 
-// The targets checked by the kernel: one readback (a synchronisation), and the CPU's error.
-void raise_bad_target(const IndexCheck& check, const Stream& stream, int64_t C) {
-  IndexErrorSlot host{0, 0, 0};
-  memcpy_async(&host, check.slot(), sizeof(host), native_stream(stream), "cross_entropy");
-  stream_synchronize(native_stream(stream), "cross_entropy");
-  EMBER_CHECK(host.flag == 0, "cross_entropy: target ", static_cast<int64_t>(host.value),
-              " is out of bounds for C=", C, " classes");
-}
-
 void cross_entropy_cuda(const native::CrossEntropyRows& out, const Tensor& logits,
                         const Tensor& target, const Tensor& weight, int64_t ignore_index,
                         double label_smoothing) {
@@ -200,7 +191,7 @@ void cross_entropy_cuda(const native::CrossEntropyRows& out, const Tensor& logit
   const Device device = logits.device();
   DeviceGuard guard(device);
   const Stream stream = current_stream(device);
-  const IndexCheck check(stream, "cross_entropy_kernel");
+  DeviceCheck check(stream);
   EMBER_DISPATCH_FLOATING(logits.dtype(), "cross_entropy", [&] {
     using T = scalar_t;
     using A = opmath_t<T>;
@@ -221,7 +212,10 @@ void cross_entropy_cuda(const native::CrossEntropyRows& out, const Tensor& logit
       run(&cross_entropy_kernel<T, 0, 0>, threads_for(C));
     }
   });
-  raise_bad_target(check, stream, C);
+  check.defer("cross_entropy_kernel", [C](int64_t t, int64_t) {
+    return ::ember::detail::str("cross_entropy: target ", t, " is out of bounds for C=", C,
+                                " classes");
+  });
 }
 
 void cross_entropy_backward_cuda(const Tensor& grad_logits, const Tensor& grad_rows,

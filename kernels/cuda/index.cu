@@ -30,6 +30,7 @@
 #include "core/ops/softmax.h"
 #include "kernels/cuda/indexing.cuh"
 #include "kernels/cuda/scan.cuh"
+#include "kernels/cuda/sync_debug.h"
 #include "kernels/math/binary.h"
 #include "kernels/math/convert.h"
 
@@ -50,7 +51,7 @@ __device__ __forceinline__ int64_t load_index(const char* p) {
 // n positions (32-bit indexing); E: an unsigned integer of the element's size.
 template <class E>
 __global__ void gather_kernel(int32_t n, OperandData<3> data, OffsetCalculator<3> calc,
-                              DeviceAxis axis, IndexErrorSlot* err) {
+                              DeviceAxis axis, DeviceCheckSlot* err) {
   const int32_t p = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
   if (p >= n) return;
   int32_t off[3];
@@ -64,7 +65,7 @@ __global__ void gather_kernel(int32_t n, OperandData<3> data, OffsetCalculator<3
 void gather_cuda(TensorIter& iter, const IndexAxis& axis) {
   DeviceGuard guard(iter.device());
   const Stream stream = current_stream(iter.device());
-  IndexCheck check(stream, axis.op);
+  IndexCheck check(stream);
   dispatch_element_size(iter.tensor(0).element_size(), axis.op, [&](auto elem) {
     using E = decltype(elem);
     for_each_32bit(iter, [&](const TensorIter& sub) {
@@ -74,7 +75,7 @@ void gather_cuda(TensorIter& iter, const IndexAxis& axis) {
                     make_offset_calculator<3>(sub), device_axis(axis), check.slot());
     });
   });
-  check.raise_if_bad(axis);
+  check.defer(axis, "gather_kernel");
 }
 
 // ---- scatter ---------------------------------------------------------------------------------
@@ -129,7 +130,7 @@ struct DeviceLoop {
 template <class T, class Combine>
 __global__ void scatter_loop_kernel(int32_t n, int32_t per_thread, OperandData<3> data,
                                     OffsetCalculator<3> calc, DeviceAxis axis, DeviceLoop loop,
-                                    Combine combine, IndexErrorSlot* err) {
+                                    Combine combine, DeviceCheckSlot* err) {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t begin = t * per_thread;
   const int64_t end = begin + per_thread < n ? begin + per_thread : n;
@@ -179,7 +180,7 @@ constexpr bool has_atomic_add =
 template <class T>
 __global__ void scatter_atomic_kernel(int32_t n, OperandData<3> data, OffsetCalculator<3> calc,
                                       DeviceAxis axis, DeviceLoop loop, opmath_t<T> alpha,
-                                      IndexErrorSlot* err) {
+                                      DeviceCheckSlot* err) {
   const int64_t total = static_cast<int64_t>(n) * loop.steps;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
@@ -201,7 +202,7 @@ __global__ void scatter_atomic_kernel(int32_t n, OperandData<3> data, OffsetCalc
 template <class T, class Combine>
 void launch_scatter_loop(const TensorIter& sub, const IndexAxis& axis, const DeviceLoop& loop,
                          bool serial, const Combine& combine, const Stream& stream,
-                         IndexErrorSlot* err) {
+                         DeviceCheckSlot* err) {
   const auto n = static_cast<int32_t>(sub.numel());
   const int32_t per_thread = serial ? n : 1;
   const int64_t threads_needed = (n + per_thread - 1) / per_thread;
@@ -215,7 +216,7 @@ void launch_scatter_loop(const TensorIter& sub, const IndexAxis& axis, const Dev
 // Launches scatter_atomic_kernel and returns true if T has an atomicAdd; false otherwise.
 template <class T>
 bool launch_scatter_atomic(const TensorIter& sub, const IndexAxis& axis, const DeviceLoop& loop,
-                           const Scalar& alpha, const Stream& stream, IndexErrorSlot* err) {
+                           const Scalar& alpha, const Stream& stream, DeviceCheckSlot* err) {
   if constexpr (has_atomic_add<T>) {
     const int64_t total = sub.numel() * loop.steps;
     const unsigned blocks = std::min<unsigned>(blocks_for(total, kThreads), kMaxBlocks);
@@ -234,17 +235,19 @@ void scatter_cuda(TensorIter& iter, const IndexAxis& axis, const ScatterLoop& lo
                   ScatterReduce reduce, const Scalar& alpha) {
   DeviceGuard guard(iter.device());
   const Stream stream = current_stream(iter.device());
-  IndexCheck check(stream, axis.op);
+  IndexCheck check(stream);
   const DeviceLoop dloop{loop.steps, loop.src_stride, loop.index_stride};
   // index_put_ accumulate: positions may write the same element of self.
   const bool colliding = loop.grain == std::numeric_limits<int64_t>::max();
   const bool deterministic = are_deterministic_algorithms_enabled();
+  const char* kernel = "scatter_loop_kernel";
   EMBER_DISPATCH_ALL(iter.dtype(0), axis.op, [&] {
     using T = scalar_t;
     using M = opmath_t<T>;
     for_each_32bit(iter, [&](const TensorIter& sub) {
       if (reduce == ScatterReduce::Sum && !deterministic && (colliding || loop.steps > 1) &&
           launch_scatter_atomic<T>(sub, axis, dloop, alpha, stream, check.slot())) {
+        kernel = "scatter_atomic_kernel";
         return;
       }
       switch (reduce) {
@@ -266,7 +269,7 @@ void scatter_cuda(TensorIter& iter, const IndexAxis& axis, const ScatterLoop& lo
       }
     });
   });
-  check.raise_if_bad(axis);
+  check.defer(axis, kernel);
 }
 
 void scatter_mean_cuda(TensorIter& iter) {
@@ -279,7 +282,7 @@ void scatter_mean_cuda(TensorIter& iter) {
 
 // iter = (offset out, offset in, index), all int64: out = in + checked(index) * axis.stride.
 __global__ void index_offsets_kernel(int32_t n, OperandData<3> data, OffsetCalculator<3> calc,
-                                     DeviceAxis axis, IndexErrorSlot* err) {
+                                     DeviceAxis axis, DeviceCheckSlot* err) {
   const int32_t p = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
   if (p >= n) return;
   int32_t off[3];
@@ -293,14 +296,14 @@ __global__ void index_offsets_kernel(int32_t n, OperandData<3> data, OffsetCalcu
 void index_offsets_cuda(TensorIter& iter, const IndexAxis& axis) {
   DeviceGuard guard(iter.device());
   const Stream stream = current_stream(iter.device());
-  IndexCheck check(stream, axis.op);
+  IndexCheck check(stream);
   for_each_32bit(iter, [&](const TensorIter& sub) {
     const auto n = static_cast<int32_t>(sub.numel());
     launch_kernel("index_offsets_kernel", &index_offsets_kernel, dim3(blocks_for(n, kThreads)),
                   dim3(kThreads), 0, stream, n, operand_data<3>(sub),
                   make_offset_calculator<3>(sub), device_axis(axis), check.slot());
   });
-  check.raise_if_bad(axis);
+  check.defer(axis, "index_offsets_kernel");
 }
 
 // ---- index_select of whole rows ----------------------------------------------------------------
@@ -311,7 +314,7 @@ void index_offsets_cuda(TensorIter& iter, const IndexAxis& axis) {
 template <class W>
 __global__ void index_select_rows_kernel(W* out, const W* self, const int64_t* index, int64_t n,
                                          int64_t rows, int64_t row_words, DeviceAxis axis,
-                                         IndexErrorSlot* err) {
+                                         DeviceCheckSlot* err) {
   for (int64_t p = blockIdx.x; p < rows; p += gridDim.x) {
     const int64_t o = p / n, j = p % n;
     int64_t i;
@@ -326,7 +329,7 @@ void index_select_rows_cuda(char* out, const char* self, const int64_t* index, i
                             int64_t outer, int64_t row_bytes, const IndexAxis& axis) {
   const Device device = Device::cuda(current_device(DeviceType::CUDA));
   const Stream stream = current_stream(device);
-  IndexCheck check(stream, axis.op);
+  IndexCheck check(stream);
   const int64_t rows = outer * n;
   const int w = common_word({reinterpret_cast<uintptr_t>(out), reinterpret_cast<uintptr_t>(self),
                              static_cast<uintptr_t>(row_bytes)});
@@ -340,7 +343,7 @@ void index_select_rows_cuda(char* out, const char* self, const int64_t* index, i
                   reinterpret_cast<const W*>(self), index, n, rows, row_words, device_axis(axis),
                   check.slot());
   });
-  check.raise_if_bad(axis);
+  check.defer(axis, "index_select_rows_kernel");
 }
 
 // ---- nonzero ---------------------------------------------------------------------------------
@@ -432,6 +435,7 @@ void nonzero_cuda(const Tensor& self, Tensor& out) {
   }
   EMBER_CHECK(ndim <= kMaxNonzeroDims, op, ": ", ndim, " dims; the CUDA kernel takes up to ",
               kMaxNonzeroDims);
+  const HostWait wait(op, self.device().index);  // the size read back: Note [Sync debug mode]
   DeviceGuard guard(self.device());
   const Stream stream = current_stream(self.device());
   const int64_t tiles = (numel + kTile - 1) / kTile;
@@ -453,6 +457,7 @@ void nonzero_cuda(const Tensor& self, Tensor& out) {
     memcpy_async(&total, offsets.data_ptr<int64_t>() + tiles, sizeof(total), native_stream(stream),
                  op);
     stream_synchronize(native_stream(stream), op);
+    raise_failed_checks(op);  // the host reads a device value (Note [Deferred device checks])
     out = empty({total, ndim}, long_opts);
     if (total == 0 || ndim == 0) return;
     launch_kernel("nonzero_write_kernel", &nonzero_write_kernel<scalar_t>,
@@ -466,7 +471,7 @@ void nonzero_cuda(const Tensor& self, Tensor& out) {
 
 // out[i, indices[i]] = 1 for the n indices (out zeroed, [n, classes] contiguous).
 __global__ void one_hot_kernel(int64_t* out, const int64_t* indices, int64_t n, DeviceAxis axis,
-                               IndexErrorSlot* err) {
+                               DeviceCheckSlot* err) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
@@ -480,14 +485,14 @@ void one_hot_cuda(const Tensor& out, const Tensor& indices, int64_t num_classes)
   const Stream stream = current_stream(out.device());
   // one_hot checked the values already (through amin/amax); this is the device's own guard.
   const IndexAxis axis{num_classes, 1, false, indices.dim(), "one_hot"};
-  IndexCheck check(stream, axis.op);
+  IndexCheck check(stream);
   const int64_t n = indices.numel();
   launch_kernel("one_hot_kernel", &one_hot_kernel,
                 dim3(std::min<unsigned>(blocks_for(n, kThreads), kMaxBlocks)), dim3(kThreads), 0,
                 stream, static_cast<int64_t*>(out.data_ptr()),
                 static_cast<const int64_t*>(indices.data_ptr()), n, device_axis(axis),
                 check.slot());
-  check.raise_if_bad(axis);
+  check.defer(axis, "one_hot_kernel");
 }
 
 }  // namespace

@@ -7,19 +7,19 @@
 // The CPU kernels raise on the first bad index value they meet. A CUDA kernel cannot throw, so
 // every kernel that reads an index value checks it against its IndexAxis (core/ops/index.h) and,
 // when it is out of range, skips the access (nothing is ever read or written out of bounds) and
-// records the value in a small device slot: the first thread to claim the slot (atomicCAS on its
-// flag) writes the value. When the op's kernels have been launched, IndexCheck::raise_if_bad
-// copies the slot back -- a synchronisation of the stream, paid by every op that takes index
-// values -- and raises the CPU's error:
-//   "index_select: index 7 is out of bounds for dimension 0 with size 5".
-// With several bad values the one reported is whichever a thread found first, not necessarily
-// the first in row-major order. A failed op may have written part of its output, as on the CPU.
+// records the value in its op's DeviceCheckSlot. The op then defers the check (Note [Deferred
+// device checks] in kernels/cuda/device_checks.h): no synchronisation per op; the CPU's error
+//   "index_select: index 7 is out of bounds for dimension 0 with size 5"
+// is raised at the next synchronisation, with where it surfaced appended. With several bad
+// values the one reported is whichever a thread found first, not necessarily the first in
+// row-major order. A failed op may have written part of its output, as on the CPU.
 
 #include <cstdint>
 
 #include "core/allocator.h"
 #include "core/ops/index.h"
 #include "core/tensor_iter.h"
+#include "kernels/cuda/device_checks.h"
 #include "kernels/cuda/loops.cuh"
 
 namespace ember::kernels::cuda {
@@ -73,12 +73,15 @@ void dispatch_element_size(size_t size, const char* op, F&& f) {
   }
 }
 
-// Where a kernel records a bad index value (Note [Index checks on the device]).
-struct IndexErrorSlot {
-  int flag;
-  int unused;
-  long long value;
-};
+// Records a bad value and where it was found in the op's slot: the first thread to claim the
+// slot writes them (Note [Deferred device checks]).
+__device__ __forceinline__ void record_bad_value(DeviceCheckSlot* slot, int64_t value,
+                                                 int64_t where) {
+  if (atomicCAS(&slot->flag, 0, 1) == 0) {
+    slot->value = static_cast<long long>(value);
+    slot->where = static_cast<long long>(where);
+  }
+}
 
 // IndexAxis as a kernel parameter.
 struct DeviceAxis {
@@ -93,44 +96,33 @@ inline DeviceAxis device_axis(const IndexAxis& axis) {
 
 // The index value i, wrapped if the axis allows negatives, in *out; false (and i recorded in
 // err) when it is out of range.
-__device__ __forceinline__ bool check_index(int64_t i, const DeviceAxis& axis, IndexErrorSlot* err,
+__device__ __forceinline__ bool check_index(int64_t i, const DeviceAxis& axis, DeviceCheckSlot* err,
                                             int64_t* out) {
   const int64_t w = (axis.wrap_negative && i < 0) ? i + axis.size : i;
   if (w < 0 || w >= axis.size) {
-    if (atomicCAS(&err->flag, 0, 1) == 0) err->value = static_cast<long long>(i);
+    record_bad_value(err, i, 0);
     return false;
   }
   *out = w;
   return true;
 }
 
-// The device slot of one op and its read-back (Note [Index checks on the device]).
+// One op's check of its index values (Note [Index checks on the device]): construct it before
+// the launches, pass slot() to the kernels, then defer(axis, kernel).
 class IndexCheck {
  public:
-  // A zeroed slot in stream order on `stream`.
-  IndexCheck(const Stream& stream, const char* op)
-      : stream_(stream),
-        op_(op),
-        mem_(get_allocator(DeviceType::CUDA)->allocate(sizeof(IndexErrorSlot), stream)) {
-    memset_async(slot(), 0, sizeof(IndexErrorSlot), native_stream(stream_), op_);
-  }
-  IndexErrorSlot* slot() const { return static_cast<IndexErrorSlot*>(mem_.get()); }
-
-  // Waits for the op's kernels and raises the CPU's error if one of them met a bad value.
-  void raise_if_bad(const IndexAxis& axis) const {
-    IndexErrorSlot host{0, 0, 0};
-    memcpy_async(&host, slot(), sizeof(host), native_stream(stream_), op_);
-    stream_synchronize(native_stream(stream_), op_);
-    if (host.flag != 0) {
-      EMBER_ERROR(axis.op, ": index ", static_cast<int64_t>(host.value),
-                  " is out of bounds for dimension ", axis.dim, " with size ", axis.size);
-    }
+  explicit IndexCheck(const Stream& stream) : check_(stream) {}
+  DeviceCheckSlot* slot() const { return check_.slot(); }
+  void defer(const IndexAxis& axis, const char* kernel) {
+    const IndexAxis a = axis;
+    check_.defer(kernel, [a](int64_t value, int64_t) {
+      return ::ember::detail::str(a.op, ": index ", value, " is out of bounds for dimension ",
+                                  a.dim, " with size ", a.size);
+    });
   }
 
  private:
-  Stream stream_;
-  const char* op_;
-  DataPtr mem_;
+  DeviceCheck check_;
 };
 
 }  // namespace ember::kernels::cuda

@@ -20,10 +20,10 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "core/allocator.h"
 #include "core/ops/conv.h"
-#include "core/ops/copy.h"
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/indexing.cuh"
 #include "kernels/math/convert.h"
@@ -102,7 +102,7 @@ __global__ void avg_pool2d_kernel(const T* x, T* y, int64_t n_out, Window2d g,
 template <class T, class A>
 __global__ void max_pool2d_backward_kernel(const T* gy, const int64_t* idx, T* gx, A* acc,
                                            int64_t planes, int64_t L, int64_t HW,
-                                           IndexErrorSlot* err) {
+                                           DeviceCheckSlot* err) {
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int64_t p = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   if (p >= planes) return;  // a whole warp leaves together
@@ -117,7 +117,7 @@ __global__ void max_pool2d_backward_kernel(const T* gy, const int64_t* idx, T* g
       at = idx[p * L + l];
       v = static_cast<A>(gy[p * L + l]);
       if (at < 0 || at >= HW) {
-        if (atomicCAS(&err->flag, 0, 1) == 0) err->value = p * L + l;
+        record_bad_value(err, at, p * L + l);
         at = -1;
       }
     }
@@ -171,7 +171,7 @@ void max_pool2d_backward_cuda(const Tensor& grad_out, const Tensor& indices,
   const int64_t planes = grad_input.size(0) * grad_input.size(1);
   const int64_t HW = grad_input.size(2) * grad_input.size(3);
   const int64_t L = grad_out.size(2) * grad_out.size(3);
-  IndexCheck check(stream, op);
+  DeviceCheck check(stream);
   const unsigned blocks = blocks_for(planes, kWarpsPerBlock);
   EMBER_DISPATCH_FLOATING(grad_out.dtype(), op, [&] {
     using A = opmath_t<scalar_t>;
@@ -187,16 +187,12 @@ void max_pool2d_backward_cuda(const Tensor& grad_out, const Tensor& indices,
                   dim3(blocks), dim3(32 * kWarpsPerBlock), 0, stream, grad_out.data_ptr<scalar_t>(),
                   indices.data_ptr<int64_t>(), gx, acc, planes, L, HW, check.slot());
   });
-  IndexErrorSlot host{0, 0, 0};
-  memcpy_async(&host, check.slot(), sizeof(host), native_stream(stream), op);
-  stream_synchronize(native_stream(stream), op);
-  if (host.flag != 0) {
-    const Tensor idx_cpu = native::to(indices, kCPU);
-    const auto b = static_cast<int64_t>(host.value);
-    EMBER_ERROR(op, ": index ", idx_cpu.data_ptr<int64_t>()[b], " at output position ", b,
-                " lies outside its plane of ", HW, " elements (input shape ", grad_input.sizes(),
-                ")");
-  }
+  const std::vector<int64_t> shape = grad_input.sizes();
+  check.defer("max_pool2d_backward_kernel", [op, HW, shape](int64_t at, int64_t where) {
+    return ::ember::detail::str(op, ": index ", at, " at output position ", where,
+                                " lies outside its plane of ", HW, " elements (input shape ", shape,
+                                ")");
+  });
 }
 
 }  // namespace

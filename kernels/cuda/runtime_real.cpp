@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/cuda/sync_debug.h"
 
 namespace ember::kernels::cuda {
 
@@ -175,6 +176,7 @@ void device_synchronize(int device, const char* op) {
   const cudaError_t e = cudaDeviceSynchronize();
   cudaSetDevice(old);
   if (e != cudaSuccess) fail(e, op, "cudaDeviceSynchronize", last_kernel_hint(nullptr));
+  note_host_wait(op, device);
 }
 
 void* device_malloc(int device, size_t bytes) {
@@ -366,6 +368,8 @@ bool stream_query(NativeStream s) {
 void stream_synchronize(NativeStream s, const char* op) {
   const cudaError_t e = cudaStreamSynchronize(as_stream(s));
   if (e != cudaSuccess) fail(e, op, "cudaStreamSynchronize", last_kernel_hint(s));
+  int device = 0;
+  if (!QuietWait::active() && cudaGetDevice(&device) == cudaSuccess) note_host_wait(op, device);
 }
 
 void note_launch(NativeStream s, const char* kernel) {

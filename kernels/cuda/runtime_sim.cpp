@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/cuda/sim/runtime.h"
+#include "kernels/cuda/sync_debug.h"
 
 namespace ember::kernels::cuda {
 
@@ -53,6 +54,7 @@ void set_device(int) {}
 
 void device_synchronize(int device, const char* op) {
   forward(op, [&] { sim::device_synchronize(device); });
+  note_host_wait(op, device);
 }
 
 void* device_malloc(int device, size_t bytes) {
@@ -91,6 +93,7 @@ NativeStream create_native_stream(int device) {
 bool stream_query(NativeStream s) { return sim::stream_query(as_stream(s)); }
 void stream_synchronize(NativeStream s, const char* op) {
   forward(op, [&] { sim::stream_synchronize(as_stream(s)); });
+  if (!QuietWait::active()) note_host_wait(op, sim::stream_device(as_stream(s)));
 }
 void note_launch(NativeStream, const char*) {}  // the simulator's errors name their kernel
 
