@@ -1,5 +1,6 @@
 #include "core/cuda_gemm.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -43,6 +44,8 @@ struct State {
   GemmTuning tuning;
   std::vector<GemmChoice> choices;
 };
+
+std::atomic<int> g_fault{0};  // read on every GEMM: no lock
 
 State& state() {
   static State s;
@@ -151,6 +154,10 @@ void detail::record_gemm_choice(const GemmChoice& choice) {
   }
   s.choices.push_back(choice);
 }
+
+void detail::set_gemm_fault(int variant) { g_fault.store(variant, std::memory_order_relaxed); }
+
+int detail::gemm_fault() { return g_fault.load(std::memory_order_relaxed); }
 
 bool gemm_wgmma_available(int device) {
 #if defined(EMBER_WITH_CUDA)

@@ -14,8 +14,8 @@
 //   tiles of 128 x 128. set_gemm_variant(v) forces rung v (1..5 for every dtype, 6 and 8 only
 //   for float16/bfloat16, 7 only for float32, 9 -- wgmma -- for float16/bfloat16 on a compute
 //   capability 9.0 device with a build for sm_90a, and in the simulator); 0 restores the
-//   default. Variant 9 is not yet a default nor an autotune candidate: it was written
-//   without a GPU and waits for a run on one to be checked against variant 8.
+//   default. Variant 9 is not yet a default: it was written without a GPU and waits for a run
+//   on one to be checked against variant 8; auto tries it, checked (below).
 // - cublas (EMBER_GEMM=cublas): cuBLAS's cublasGemmStridedBatchedEx, the reference, in real
 //   builds only (a simulated build raises an ember::Error saying so). Integer dtypes, and
 //   layouts cuBLAS cannot express (a matrix with no unit stride, a batch of more than one
@@ -25,6 +25,10 @@
 //   shared-tile rungs beyond 2^24 multiply-adds), and cuBLAS in real builds --
 //   with events (one warm-up and three timed runs each, into a scratch output), caches the
 //   fastest and prints one line to stderr naming it; later GEMMs of that key run the choice.
+//   Each candidate's warm-up result is first checked against the default rung's (Note
+//   [Validated autotuning] in kernels/cuda/gemm.cu): one that differs by more than the dtype's
+//   rounding is rejected, named in the line and in GemmChoice::rejected, and never chosen --
+//   which is how variant 9 (wgmma) takes part although no GPU run has checked it yet.
 //   None of ember's GEMM kernels splits k or uses atomics, so every candidate is deterministic
 //   (cuBLAS's default GEMM algorithms too) and deterministic mode (core/determinism.h) excludes
 //   none of them.
@@ -72,6 +76,7 @@ struct GemmChoice {
   std::string key;
   std::string choice;
   double ms = 0;
+  std::vector<std::string> rejected;  // candidates whose result differed from the default's
 };
 std::vector<GemmChoice> gemm_autotune_choices();
 // Forgets every choice (the next GEMM of each key benchmarks again).
@@ -81,6 +86,10 @@ namespace detail {
 // For the CUDA backend: the cached choice for key ("" when none), and recording one.
 std::string find_gemm_choice(const std::string& key);
 void record_gemm_choice(const GemmChoice& choice);
+// A fault injected for tests of the autotuner's check: launches of ember's rung `variant`
+// compute with alpha doubled (0: none, the default). Not for anything else.
+void set_gemm_fault(int variant);
+int gemm_fault();
 }  // namespace detail
 
 }  // namespace ember::cuda

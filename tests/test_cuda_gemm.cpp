@@ -405,9 +405,44 @@ TEST_CASE("cuda gemm: EMBER_GEMM selects the backend, auto benchmarks once per s
   CHECK(choices[1].key == "float32 9x5x12 batch 1 a:N b:T c:N");
   const Tensor h = wave({16, 16}, kFloat16);
   check_close(matmul(h.cuda(), h.cuda()), matmul(h, h), 1.0 / 512, 1.0 / 64);
-  CHECK(cuda::gemm_autotune_choices().size() == 3);
+  choices = cuda::gemm_autotune_choices();
+  REQUIRE(choices.size() == 3);
+  CHECK(choices[2].rejected.empty());  // every candidate agreed with the default rung
   cuda::clear_gemm_autotune_cache();
   CHECK(cuda::gemm_autotune_choices().empty());
+  cuda::set_gemm_backend(saved);
+}
+
+TEST_CASE("cuda gemm: auto rejects a candidate whose result differs from the default rung's",
+          "[cuda][gemm]") {
+  if (!have_cuda()) return;
+  const cuda::GemmBackend saved = cuda::gemm_backend();
+  cuda::set_gemm_backend("auto");
+  struct Restore {
+    ~Restore() { cuda::detail::set_gemm_fault(0); }
+  } restore;
+  // Rung 3 computes with alpha doubled (the test hook): the check must catch it, for a float32
+  // and a bfloat16 product (where the check's bound is widest), and never choose it.
+  cuda::detail::set_gemm_fault(3);
+  for (DType dt : {kFloat32, kBFloat16}) {
+    INFO("dtype " << dtype_name(dt));
+    cuda::clear_gemm_autotune_cache();
+    const Tensor a = wave({33, 40}, dt), b = wave({40, 17}, dt, 0.7);
+    const Tensor c = matmul(a.cuda(), b.cuda());
+    check_close(c, matmul(a.to(kFloat64), b.to(kFloat64)).to(dt), dt == kFloat32 ? 1e-5 : 1.0 / 64,
+                dt == kFloat32 ? 1e-5 : 1.0 / 32);
+    const std::vector<cuda::GemmChoice> choices = cuda::gemm_autotune_choices();
+    REQUIRE(choices.size() == 1);
+    CHECK(choices[0].rejected == std::vector<std::string>{"ember:3"});
+    CHECK(choices[0].choice != "ember:3");
+  }
+  // Without the fault nothing is rejected.
+  cuda::detail::set_gemm_fault(0);
+  cuda::clear_gemm_autotune_cache();
+  (void)matmul(wave({33, 40}, kFloat32).cuda(), wave({40, 17}, kFloat32, 0.7).cuda());
+  REQUIRE(cuda::gemm_autotune_choices().size() == 1);
+  CHECK(cuda::gemm_autotune_choices()[0].rejected.empty());
+  cuda::clear_gemm_autotune_cache();
   cuda::set_gemm_backend(saved);
 }
 

@@ -4,6 +4,7 @@
 // coalesces the batch dims, and launches.
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <string>
@@ -12,9 +13,11 @@
 #include <vector>
 
 #include "core/cuda_gemm.h"
+#include "core/ops/binary.h"
 #include "core/ops/copy.h"
 #include "core/ops/factory.h"
 #include "core/ops/linalg.h"
+#include "core/ops/reduce.h"
 #include "core/ops/view.h"
 #include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/gemm.cuh"
@@ -244,7 +247,8 @@ void run_ember(int variant, const Tensor& out, const Tensor& a_in, const Tensor&
   EMBER_DISPATCH_NUMERIC(out.dtype(), "matmul", [&] {
     using T = scalar_t;
     using Acc = gemm_acc_t<T>;
-    const Acc al = alpha.to<Acc>(), be = beta.to<Acc>();
+    const Acc fault = ember::cuda::detail::gemm_fault() == variant ? Acc(2) : Acc(1);
+    const Acc al = alpha.to<Acc>() * fault, be = beta.to<Acc>();
     const T* pa = a.data_ptr<T>();
     const T* pb = b.data_ptr<T>();
     T* pc = out.data_ptr<T>();
@@ -281,25 +285,71 @@ std::string autotune_key(const Tensor& out, const Tensor& a, const Tensor& b) {
          " b:" + layout_letter(g.b_rs, g.b_cs) + " c:" + layout_letter(g.c_rs, g.c_cs);
 }
 
-// Times every candidate on (a, b) into a scratch output, records and logs the fastest.
+// Note [Validated autotuning]
+// llm.c's habit -- validate before timing -- applied at run time: before a candidate is timed,
+// its warm-up result is compared with the default rung's on the same operands, and a candidate
+// that differs by more than rounding is rejected (named in the log line and in
+// GemmChoice::rejected) and never chosen. The measure is normwise, ||c - ref|| / ||ref|| (in
+// float32, float64 for float64 and the integers), against a bound per dtype: 2^-6 for
+// bfloat16 and 2^-8 for float16 (outputs rounded to 8 or 11 bits, so two correct kernels differ
+// by an ulp here and there), 1e-4 for float32, 1e-10 for float64, 0 for the integers. A
+// wrong kernel -- a tile edge dropped, a k block missed, a race -- moves the norm by far more
+// (a missed 64-deep k block of 4096 is about 1/8). When the reference holds inf or NaN (from
+// the inputs) there is nothing to compare and every candidate is timed. The check costs one
+// extra GEMM and two norms per key, once.
+
+// ||c - ref|| / ||ref|| as Note [Validated autotuning] measures it; 0 when ref is not finite.
+double relative_difference(const Tensor& c, const Tensor& ref) {
+  const DType dt = c.dtype() == kFloat64 || !is_floating(c.dtype()) ? kFloat64 : kFloat32;
+  const Tensor r = native::to(ref, dt), x = native::to(c, dt);
+  const double scale = native::norm(r).item<double>();
+  if (!std::isfinite(scale)) return 0;
+  const double diff = native::norm(native::sub(x, r)).item<double>();
+  return scale > 0 ? diff / scale : diff;
+}
+
+double tolerance(DType dt) {
+  if (dt == kBFloat16) return 1.0 / 64;
+  if (dt == kFloat16) return 1.0 / 256;
+  if (dt == kFloat32) return 1e-4;
+  if (dt == kFloat64) return 1e-10;
+  return 0;
+}
+
+// Times every candidate that passes the check on (a, b) into a scratch output, records and logs
+// the fastest.
 std::string autotune(const std::string& key, const Tensor& out, const Tensor& a, const Tensor& b,
                      const Scalar& alpha) {
+  const QuietWait quiet;  // autotuning's waits are not reported (Note [Sync debug mode])
   std::vector<std::string> candidates;
   for (int v : variants_of(out.dtype(), out.device().index)) {
     // The naive and shared-tile rungs only teach: beyond about 2^24 multiply-adds they are
     // many times slower than rung 3 and would make the first call of a large shape take seconds.
     if (v <= 2 && gemm_work(out, a) > kTeachingRungWork) continue;
-    // Variant 9 joins once a GPU run has checked it against variant 8 (Note [A warpgroup GEMM]).
-    if (v == kWgmmaVariant) continue;
     candidates.push_back("ember:" + std::to_string(v));
   }
   if (cublas_is_built() && is_floating(out.dtype())) candidates.push_back("cublas");
+  const std::string reference = "ember:" + std::to_string(default_variant(out));
+  Tensor expected = empty(out.sizes(), out.options());
+  run_choice(reference, expected, a, b, alpha, 0);
   Tensor scratch = empty(out.sizes(), out.options());
   const Stream stream = current_stream(out.device());
   std::string best, report;
+  std::vector<std::string> rejected;
   double best_ms = 0;
   for (const std::string& c : candidates) {
     run_choice(c, scratch, a, b, alpha, 0);  // warm-up
+    if (c != reference) {
+      const double diff = relative_difference(scratch, expected);
+      if (!(diff <= tolerance(out.dtype()))) {
+        char line[96];
+        std::snprintf(line, sizeof line, "%s%s rejected: differs from %s by %.2g",
+                      report.empty() ? "" : ", ", c.c_str(), reference.c_str(), diff);
+        report += line;
+        rejected.push_back(c);
+        continue;
+      }
+    }
     std::vector<double> times;
     for (int r = 0; r < 3; ++r) {
       Event start(DeviceType::CUDA, true), stop(DeviceType::CUDA, true);
@@ -316,7 +366,7 @@ std::string autotune(const std::string& key, const Tensor& out, const Tensor& a,
     report += line;
     if (best.empty() || ms < best_ms) best = c, best_ms = ms;
   }
-  ember::cuda::detail::record_gemm_choice({key, best, best_ms});
+  ember::cuda::detail::record_gemm_choice({key, best, best_ms, rejected});
   std::fprintf(stderr, "ember: EMBER_GEMM=auto: %s -> %s (%s)\n", key.c_str(), best.c_str(),
                report.c_str());
   profiler::mark("gemm autotune: " + key + " -> " + best);
