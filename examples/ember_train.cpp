@@ -71,6 +71,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -226,22 +227,24 @@ class ProgressBar {
     cadence_.start(first_batch, total_batches, 0.0);
   }
 
-  void update(int64_t batches_done, int64_t batch_samples, double running_loss) {
+  // running_loss is called only when a line is drawn (it may wait for the device).
+  void update(int64_t batches_done, int64_t batch_samples,
+              const std::function<double()>& running_loss) {
     if (quiet_) return;
     samples_ += batch_samples;
     const auto now = Clock::now();
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
     if (tty_) {
       if (batches_done < progress_.total_batches &&
           now - last_draw_ < std::chrono::milliseconds(100))
         return;
-    } else if (!cadence_.due(batches_done, elapsed)) {
+    } else if (!cadence_.due(batches_done, std::chrono::duration<double>(now - start_).count())) {
       return;
     }
-    last_draw_ = now;
+    progress_.loss = running_loss();  // first: the rate then counts the device's work too
+    last_draw_ = Clock::now();
+    const double elapsed = std::chrono::duration<double>(last_draw_ - start_).count();
     const int64_t done_here = batches_done - first_;
     progress_.batches_done = batches_done;
-    progress_.loss = running_loss;
     progress_.samples_per_second = elapsed > 0 ? static_cast<double>(samples_) / elapsed : 0.0;
     progress_.eta_seconds =
         done_here > 0
@@ -451,6 +454,35 @@ Tensor on(const Tensor& t, Device device) {
   return t.to(device, t.dtype(), /*non_blocking=*/t.is_pinned());
 }
 
+// A running sum of losses and of correct answers, kept on the training device: a step adds to it
+// without waiting for the device (a per-step item() drains a GPU's queue twice a step; Note
+// [Sync debug mode] in core/cuda.h), and the host reads it only to print, save or finish an
+// epoch. The loss sum is float64 and each addition is the one the host did before --
+// double(loss) * n added in order -- so the sums are bit for bit a host accumulation's (the
+// resume tests compare them exactly).
+class RunningSums {
+ public:
+  explicit RunningSums(Device device) : device_(device) { set(0.0, 0); }
+
+  void set(double loss_sum, int64_t correct) {
+    loss_ = scalar_tensor(loss_sum, TensorOptions(kFloat64).device(device_));
+    correct_ = scalar_tensor(correct, TensorOptions(kInt64).device(device_));
+  }
+  // loss_sum: the batch's summed loss (a mean times the batch size), any floating dtype; the
+  // correct answers are counted from its logits and targets.
+  void add(const Tensor& loss_sum, const Tensor& logits, const Tensor& target) {
+    NoGradGuard no_grad;
+    loss_.add_(loss_sum.detach().to(kFloat64));
+    correct_.add_(logits.argmax(1).eq(target).sum());
+  }
+  double loss_sum() const { return loss_.item<double>(); }
+  int64_t correct() const { return correct_.item<int64_t>(); }
+
+ private:
+  Device device_;
+  Tensor loss_, correct_;
+};
+
 struct EvalResult {
   double loss = 0.0, acc = 0.0;
 };
@@ -458,19 +490,18 @@ struct EvalResult {
 EvalResult evaluate(nn::Module& model, data::DataLoader& loader, Device device) {
   model.eval();
   NoGradGuard no_grad;
-  double loss_sum = 0.0;
-  int64_t correct = 0, seen = 0;
+  RunningSums sums(device);
+  int64_t seen = 0;
   loader.set_epoch(0);
   for (const data::Batch& b : loader) {
     Tensor target = on(b.target, device);
     Tensor logits = model(on(b.data, device));
-    loss_sum += F::cross_entropy(logits, target, {}, -100, "sum").item<double>();
-    correct += logits.argmax(1).eq(target).sum().item<int64_t>();
+    sums.add(F::cross_entropy(logits, target, {}, -100, "sum"), logits, target);
     seen += target.size(0);
   }
   model.train();
-  return {loss_sum / static_cast<double>(seen),
-          static_cast<double>(correct) / static_cast<double>(seen)};
+  return {sums.loss_sum() / static_cast<double>(seen),
+          static_cast<double>(sums.correct()) / static_cast<double>(seen)};
 }
 
 double peak_rss_mb() {
@@ -573,8 +604,9 @@ int run(Config c) {
   int64_t step = 0;
   int64_t skipped_steps = 0;  // --amp fp16: steps the GradScaler skipped
   double train_seconds = 0.0;
-  double epoch_loss_sum = 0.0, epoch_seconds = 0.0;  // the current epoch's running sums
-  int64_t epoch_correct = 0, epoch_seen = 0;
+  double epoch_seconds = 0.0;  // the current epoch's running sums
+  RunningSums epoch_sums(device);
+  int64_t epoch_seen = 0;
   double last_train_loss = NAN, last_train_acc = NAN, last_test_loss = NAN, last_test_acc = NAN;
   const std::map<std::string, std::string> settings = trajectory_settings(c, steps_per_epoch);
 
@@ -586,9 +618,9 @@ int run(Config c) {
     CheckpointInfo info = load_checkpoint(last_path, state, device);
     step = info.step;
     train_seconds = extra_double(info, "train_seconds", last_path);
-    epoch_loss_sum = extra_double(info, "epoch_loss_sum", last_path);
+    const double loss_sum = extra_double(info, "epoch_loss_sum", last_path);
     epoch_seconds = extra_double(info, "epoch_seconds", last_path);
-    epoch_correct = static_cast<int64_t>(extra_double(info, "epoch_correct", last_path));
+    epoch_sums.set(loss_sum, static_cast<int64_t>(extra_double(info, "epoch_correct", last_path)));
     epoch_seen = static_cast<int64_t>(extra_double(info, "epoch_seen", last_path));
     skipped_steps = static_cast<int64_t>(extra_double(info, "skipped_steps", last_path));
     last_train_loss = extra_double(info, "train_loss", last_path);
@@ -608,17 +640,16 @@ int run(Config c) {
   if (ds.active()) {
     ddp = std::make_shared<dist::DistributedDataParallel>(model, ds.group);
     if (!ds.is_main()) {
-      epoch_loss_sum = 0.0;
-      epoch_correct = epoch_seen = 0;
+      epoch_sums.set(0.0, 0);
+      epoch_seen = 0;
     }
   }
   // The epoch's running sums over the ranks (a no-op in a world of one).
   auto sum_epoch_over_ranks = [&] {
-    std::vector<double> sums = {epoch_loss_sum, static_cast<double>(epoch_correct),
+    std::vector<double> sums = {epoch_sums.loss_sum(), static_cast<double>(epoch_sums.correct()),
                                 static_cast<double>(epoch_seen)};
     examples::sum_over_ranks(ds, sums, device);
-    epoch_loss_sum = sums[0];
-    epoch_correct = static_cast<int64_t>(sums[1]);
+    if (ds.active()) epoch_sums.set(sums[0], static_cast<int64_t>(sums[1]));
     epoch_seen = static_cast<int64_t>(sums[2]);
   };
 
@@ -628,9 +659,9 @@ int run(Config c) {
     info.step = step;
     for (const auto& [key, value] : settings) info.extra["config." + key] = value;
     info.extra["train_seconds"] = exact(train_seconds);
-    info.extra["epoch_loss_sum"] = exact(epoch_loss_sum);
+    info.extra["epoch_loss_sum"] = exact(epoch_sums.loss_sum());
     info.extra["epoch_seconds"] = exact(epoch_seconds);
-    info.extra["epoch_correct"] = std::to_string(epoch_correct);
+    info.extra["epoch_correct"] = std::to_string(epoch_sums.correct());
     info.extra["epoch_seen"] = std::to_string(epoch_seen);
     info.extra["skipped_steps"] = std::to_string(skipped_steps);
     info.extra["train_loss"] = exact(last_train_loss);
@@ -733,18 +764,20 @@ int run(Config c) {
       const int64_t n = target.size(0);
       {
         NoGradGuard no_grad;
-        epoch_loss_sum += loss.item<double>() * static_cast<double>(n);
-        epoch_correct += logits.argmax(1).eq(target).sum().item<int64_t>();
+        epoch_sums.add(loss.detach().to(kFloat64) * n, logits, target);  // no wait for the device
       }
       epoch_seen += n;
       bar.update(train_loader.state().batches_done, n,
-                 epoch_loss_sum / static_cast<double>(epoch_seen));
+                 [&] { return epoch_sums.loss_sum() / static_cast<double>(epoch_seen); });
       if (prof) prof->step();  // the end of the step: its bookkeeping is in its range
       if (g_stop_requested || (c.stop_after > 0 && step >= c.stop_after)) {
         stopped = true;
         break;
       }
     }
+    // The steps no longer wait for the device (RunningSums): the epoch's time includes the
+    // queued work.
+    if (device.is_cuda()) cuda::synchronize(device.index);
     const double seconds = std::chrono::duration<double>(Clock::now() - epoch_start).count();
     epoch_seconds += seconds;
     train_seconds += seconds;
@@ -769,8 +802,8 @@ int run(Config c) {
     const EvalResult test = evaluate(*model, test_loader, device);  // the same on every rank
     const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
     sum_epoch_over_ranks();
-    last_train_loss = epoch_loss_sum / static_cast<double>(epoch_seen);
-    last_train_acc = static_cast<double>(epoch_correct) / static_cast<double>(epoch_seen);
+    last_train_loss = epoch_sums.loss_sum() / static_cast<double>(epoch_seen);
+    last_train_acc = static_cast<double>(epoch_sums.correct()) / static_cast<double>(epoch_seen);
     last_test_loss = test.loss;
     last_test_acc = test.acc;
     const double lr = opt->param_groups().front().lr();
@@ -787,8 +820,9 @@ int run(Config c) {
                          json_number(last_train_loss) + ',' + json_number(last_train_acc) + ',' +
                          json_number(last_test_loss) + ',' + json_number(last_test_acc) + ',' +
                          json_number(lr) + ',' + json_number(epoch_seconds));
-    epoch_loss_sum = epoch_seconds = 0.0;
-    epoch_correct = epoch_seen = 0;
+    epoch_seconds = 0.0;
+    epoch_sums.set(0.0, 0);
+    epoch_seen = 0;
     if (!c.checkpoint_dir.empty() && ds.is_main()) {
       const std::string name = "epoch-" + std::to_string(epoch + 1) + ".safetensors";
       save((fs::path(c.checkpoint_dir) / name).string());
