@@ -31,7 +31,10 @@
 //   of a layer's forward are its children.
 // - user: ranges named by code (core/record_function.h): "DataLoader.next" (the training loop
 //   waiting for a batch: a data-bound loop shows it), "DataLoader.fetch" (on the thread that
-//   loads), "Optimizer.step", "ddp.bucket" (a bucket's communication), "ProfilerStep#N".
+//   loads), "Optimizer.step", "ddp.bucket" (a bucket's communication), "ProfilerStep#N", and
+//   "cudaStreamSynchronize" / "cudaDeviceSynchronize": the host waiting for a cuda device (the
+//   names of the runtime calls, as PyTorch's profiler shows them; under the op that waited,
+//   such as copy_ for an item(); Note [Sync debug mode] in core/cuda.h finds them too).
 // - mark: instants, such as an autotuner's choice for a shape ("gemm autotune: ...").
 // - memory (with profile_memory): each storage allocated or freed, charged to the innermost open
 //   range of the thread (a range's "self memory" is what it allocated minus what it freed).

@@ -1,7 +1,8 @@
 // Where ember makes the host wait for a cuda device: the sync debug mode (Note [Sync debug mode]
 // in core/cuda.h) over a whole training step, which must wait nowhere -- its checks of index
 // values, cross-entropy targets and pooling indices are deferred (Note [Deferred device checks]
-// in kernels/cuda/device_checks.h) -- and over the ops that must wait. Tagged [cuda].
+// in kernels/cuda/device_checks.h) -- and over the ops that must wait; the profiler's
+// cudaStreamSynchronize ranges. Tagged [cuda].
 
 #include <unistd.h>
 
@@ -9,10 +10,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
 #include "core/cuda.h"
+#include "core/profiler.h"
 #include "cuda_test_util.h"
 #include "examples/models.h"
 #include "nn/clip_grad.h"
@@ -136,4 +139,24 @@ TEST_CASE("the sync debug mode reports the ops that wait: once in warn, before w
   }
   const std::string quiet = capture_stderr([&] { (void)x.sum().item<float>(); });
   CHECK(quiet.find("makes the host wait") == std::string::npos);  // Off: nothing
+}
+
+TEST_CASE("the profiler shows where the host waits for a cuda device", "[cuda]") {
+  if (!have_cuda() || launch_blocking_env()) return;
+  const Tensor x = arange(0, 12, 1, kFloat32).reshape({3, 4}).to(kDev);
+  cuda::synchronize();
+  const auto waits_in = [](const std::function<void()>& fn) {
+    profiler::Profiler prof;
+    prof.start();
+    fn();
+    int n = 0;
+    for (const profiler::FunctionEvent& e : prof.stop().events(profiler::Category::user))
+      n += e.name == "cudaStreamSynchronize" || e.name == "cudaDeviceSynchronize";
+    return n;
+  };
+  const Tensor rows = tensor<int64_t>({2, 0}).to(kDev);  // a copy from pageable memory: waits
+  Tensor y;
+  CHECK(waits_in([&] { y = (x * 2 + 1).index_select(0, rows); }) == 0);
+  CHECK(waits_in([&] { (void)y.sum().item<float>(); }) == 1);
+  CHECK(waits_in([&] { cuda::synchronize(); }) == 1);
 }

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/record_function.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/cuda/sync_debug.h"
 
@@ -170,6 +171,7 @@ DeviceProperties properties(int device) {
 void set_device(int device) { check(cudaSetDevice(device), "set_device", "cudaSetDevice"); }
 
 void device_synchronize(int device, const char* op) {
+  const profiler::RecordFunction wait("cudaDeviceSynchronize");  // the host waits
   int old = 0;
   check(cudaGetDevice(&old), op, "cudaGetDevice");
   check(cudaSetDevice(device), op, "cudaSetDevice");
@@ -366,6 +368,7 @@ bool stream_query(NativeStream s) {
 }
 
 void stream_synchronize(NativeStream s, const char* op) {
+  const profiler::RecordFunction wait("cudaStreamSynchronize");  // the host waits
   const cudaError_t e = cudaStreamSynchronize(as_stream(s));
   if (e != cudaSuccess) fail(e, op, "cudaStreamSynchronize", last_kernel_hint(s));
   int device = 0;

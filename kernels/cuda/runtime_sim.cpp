@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/record_function.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/cuda/sim/runtime.h"
 #include "kernels/cuda/sync_debug.h"
@@ -53,6 +54,7 @@ DeviceProperties properties(int device) {
 void set_device(int) {}
 
 void device_synchronize(int device, const char* op) {
+  const profiler::RecordFunction wait("cudaDeviceSynchronize");  // the host waits
   forward(op, [&] { sim::device_synchronize(device); });
   note_host_wait(op, device);
 }
@@ -92,6 +94,7 @@ NativeStream create_native_stream(int device) {
 
 bool stream_query(NativeStream s) { return sim::stream_query(as_stream(s)); }
 void stream_synchronize(NativeStream s, const char* op) {
+  const profiler::RecordFunction wait("cudaStreamSynchronize");  // the host waits
   forward(op, [&] { sim::stream_synchronize(as_stream(s)); });
   if (!QuietWait::active()) note_host_wait(op, sim::stream_device(as_stream(s)));
 }
