@@ -14,15 +14,6 @@ int resolve(int index) { return index < 0 ? current_device() : index; }
 // -1: not read from EMBER_CUDA_SYNC_DEBUG yet.
 std::atomic<int> g_sync_debug{-1};
 
-SyncDebugMode sync_debug_from_env() {
-  const char* v = std::getenv("EMBER_CUDA_SYNC_DEBUG");
-  if (v == nullptr || *v == '\0' || std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0) {
-    return SyncDebugMode::Off;
-  }
-  if (std::strcmp(v, "warn") == 0 || std::strcmp(v, "1") == 0) return SyncDebugMode::Warn;
-  if (std::strcmp(v, "error") == 0 || std::strcmp(v, "2") == 0) return SyncDebugMode::Error;
-  EMBER_ERROR("EMBER_CUDA_SYNC_DEBUG='", v, "': use off, warn or error (or 0, 1, 2)");
-}
 }  // namespace
 
 bool is_available() { return cuda_is_built() && device_count() > 0; }
@@ -51,6 +42,15 @@ DeviceProperties get_device_properties(int index) {
   return get_device_backend(DeviceType::CUDA, "get_device_properties")->properties(i);
 }
 
+SyncDebugMode detail::parse_sync_debug_mode(const char* v) {
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0) {
+    return SyncDebugMode::Off;
+  }
+  if (std::strcmp(v, "warn") == 0 || std::strcmp(v, "1") == 0) return SyncDebugMode::Warn;
+  if (std::strcmp(v, "error") == 0 || std::strcmp(v, "2") == 0) return SyncDebugMode::Error;
+  EMBER_ERROR("EMBER_CUDA_SYNC_DEBUG='", v, "': use off, warn or error (or 0, 1, 2)");
+}
+
 void set_sync_debug_mode(SyncDebugMode mode) {
   g_sync_debug.store(static_cast<int>(mode), std::memory_order_relaxed);
 }
@@ -59,7 +59,9 @@ SyncDebugMode get_sync_debug_mode() {
   int m = g_sync_debug.load(std::memory_order_relaxed);
   if (m < 0) {
     int unread = -1;
-    g_sync_debug.compare_exchange_strong(unread, static_cast<int>(sync_debug_from_env()));
+    g_sync_debug.compare_exchange_strong(
+        unread,
+        static_cast<int>(detail::parse_sync_debug_mode(std::getenv("EMBER_CUDA_SYNC_DEBUG"))));
     m = g_sync_debug.load(std::memory_order_relaxed);
   }
   return static_cast<SyncDebugMode>(m);

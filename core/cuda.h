@@ -48,5 +48,9 @@ DeviceProperties get_device_properties(int index = -1);
 enum class SyncDebugMode { Off, Warn, Error };
 void set_sync_debug_mode(SyncDebugMode mode);
 SyncDebugMode get_sync_debug_mode();
+namespace detail {
+// EMBER_CUDA_SYNC_DEBUG's value (null or empty: Off); anything else is an Error naming it.
+SyncDebugMode parse_sync_debug_mode(const char* value);
+}  // namespace detail
 
 }  // namespace ember::cuda

@@ -160,3 +160,17 @@ TEST_CASE("the profiler shows where the host waits for a cuda device", "[cuda]")
   CHECK(waits_in([&] { (void)y.sum().item<float>(); }) == 1);
   CHECK(waits_in([&] { cuda::synchronize(); }) == 1);
 }
+
+TEST_CASE("EMBER_CUDA_SYNC_DEBUG takes off, warn or error and names a bad value", "[cuda]") {
+  using cuda::SyncDebugMode;
+  using cuda::detail::parse_sync_debug_mode;
+  CHECK(parse_sync_debug_mode(nullptr) == SyncDebugMode::Off);
+  CHECK(parse_sync_debug_mode("") == SyncDebugMode::Off);
+  CHECK(parse_sync_debug_mode("off") == SyncDebugMode::Off);
+  CHECK(parse_sync_debug_mode("1") == SyncDebugMode::Warn);
+  CHECK(parse_sync_debug_mode("warn") == SyncDebugMode::Warn);
+  CHECK(parse_sync_debug_mode("error") == SyncDebugMode::Error);
+  CHECK(parse_sync_debug_mode("2") == SyncDebugMode::Error);
+  CHECK_THROWS_WITH(parse_sync_debug_mode("loud"),
+                    Contains("EMBER_CUDA_SYNC_DEBUG='loud': use off, warn or error"));
+}
