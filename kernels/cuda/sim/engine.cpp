@@ -327,6 +327,7 @@ class Pool {
 
  private:
   void loop(int index) {
+    fiber_register_thread_stack();  // Note [LeakSanitizer and a worker inside a fiber]
     Worker worker;
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
