@@ -1,9 +1,9 @@
-// Memory-bound CUDA kernels against the device's own copy: element-wise add, a float32 -> float16
-// cast, a sum reduction and a transposing copy, in GB/s of bytes read + written, side by side with
-// a device-to-device copy of the same size (cudaMemcpyAsync), each timed with CUDA events as the
-// median of rounds that interleave the contenders. The target on an H200: every kernel >=
-// 85% of the copy's bandwidth. Simulator timings never stand for GPU speed: with EMBER_CUDA=sim
-// this only checks that the program runs.
+// Memory-bound CUDA kernels against the device's own copy: element-wise add, a multiplication by
+// a number, a float32 -> float16 cast, a sum reduction and a transposing copy, in GB/s of bytes
+// read + written, side by side with a device-to-device copy of the same size (cudaMemcpyAsync),
+// each timed with CUDA events as the median of rounds that interleave the contenders. The issue's
+// target on an H200: every kernel >= 85% of the copy's bandwidth. Simulator timings never stand for
+// GPU speed: with EMBER_CUDA=sim this only checks that the program runs.
 //
 //   ./build-real/bench/bench_cuda [elements, default 2^28]
 
@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   std::vector<Case> cases = {
       {"copy d2d (reference)", 2 * fbytes, [&] { copy_dst.copy_(a); }},
       {"add  out = a + b", 3 * fbytes, [&] { out = a + b; }},
+      // The number reaches the kernel as an argument (Note [CPU scalars on a device]).
+      {"scale out = a * 2", 2 * fbytes, [&] { out = a * 2; }},
       {"cast f32 -> f16", fbytes + fbytes / 2, [&] { half_out.copy_(a); }},
   };
   bool have_sum = true;

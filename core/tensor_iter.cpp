@@ -58,6 +58,11 @@ TensorIterConfig& TensorIterConfig::check_mem_overlap(bool v) {
   return *this;
 }
 
+TensorIterConfig& TensorIterConfig::allow_cpu_scalars(bool v) {
+  cpu_scalars_ = v;
+  return *this;
+}
+
 // Note [Per-op overhead]
 // An op on a few elements is all bookkeeping, so build() avoids heap allocations: operands
 // live in fixed arrays, per-dim data in DimVectors (inline up to 8 dims), and the common case
@@ -159,17 +164,27 @@ TensorIter TensorIterConfig::build() {
   }
   it.noutputs_ = nout_;
   it.nops_ = nout_ + nin_;
+  // Note [CPU scalars on a device]: of two or three inputs, one wrapped number may stay on the
+  // CPU (the first; a second one is filled on the device).
+  bool keep_cpu_scalar = cpu_scalars_ && same_device_ && (nin_ == 2 || nin_ == 3) &&
+                         it.device_.type != DeviceType::CPU;
   for (int i = 0; i < nin_; ++i) {
     const Tensor& t = inputs_[i];
     bool convert = (promote_ || int_to_float_) && t.dtype() != common;
     Tensor in = convert ? native::to(t, common) : t;
+    TensorIter::Operand& op = it.ops_[nout_ + i];
     if (in.device() != it.device_ && same_device_) {
-      // A wrapped number: filled on the device (a launch taking the value as an argument), not
-      // copied from pageable host memory, which makes the host wait for the device
-      // (Note [Sync debug mode] in core/cuda.h).
-      in = full({}, in.item(), TensorOptions(in.dtype()).device(it.device_));
+      if (keep_cpu_scalar) {
+        op.cpu_scalar = true;
+        keep_cpu_scalar = false;
+      } else {
+        // A wrapped number the kernel cannot take as an argument: filled on the device (a
+        // launch taking the value as an argument), not copied from pageable host memory, which
+        // makes the host wait for the device (Note [Sync debug mode] in core/cuda.h).
+        in = full({}, in.item(), TensorOptions(in.dtype()).device(it.device_));
+      }
     }
-    it.ops_[nout_ + i].tensor = std::move(in);
+    op.tensor = std::move(in);
   }
 
   // 5. Byte strides over the broadcast shape (0 where an operand is broadcast).
@@ -368,6 +383,22 @@ int TensorIter::dim_to_split() const {
   return best;
 }
 
+const void* TensorIter::cpu_scalar_data(int i) const {
+  EMBER_INTERNAL_ASSERT(i >= noutputs_ && i < nops_ && ops_[i].cpu_scalar, op_, ": operand ", i,
+                        " is not a CPU scalar");
+  return ops_[i].tensor.data_ptr();
+}
+
+TensorIter TensorIter::without_operand(int i) const {
+  EMBER_INTERNAL_ASSERT(i >= noutputs_ && i < nops_, op_, ": operand ", i,
+                        " is not an input of this iterator");
+  TensorIter r = *this;
+  for (int k = i; k + 1 < nops_; ++k) r.ops_[k] = std::move(r.ops_[k + 1]);
+  r.ops_[nops_ - 1] = Operand{};
+  --r.nops_;
+  return r;
+}
+
 TensorIter TensorIter::narrowed(int dim, int64_t start, int64_t size) const {
   TensorIter sub = *this;
   sub.is_sub_ = true;
@@ -436,6 +467,7 @@ TensorIter TensorIter::binary_op(Tensor& out, const Tensor& a, const Tensor& b, 
                       .add_output(out)
                       .add_input(a)
                       .add_input(b)
+                      .allow_cpu_scalars()
                       .promote_inputs_to_common_dtype()
                       .build();
   if (!out.defined()) out = it.output();
@@ -448,6 +480,7 @@ TensorIter TensorIter::binary_float_op(Tensor& out, const Tensor& a, const Tenso
                       .add_output(out)
                       .add_input(a)
                       .add_input(b)
+                      .allow_cpu_scalars()
                       .promote_inputs_to_common_dtype()
                       .promote_integer_inputs_to_float()
                       .build();
@@ -461,6 +494,7 @@ TensorIter TensorIter::comparison_op(Tensor& out, const Tensor& a, const Tensor&
                       .add_output(out)
                       .add_input(a)
                       .add_input(b)
+                      .allow_cpu_scalars()
                       .promote_inputs_to_common_dtype()
                       .output_dtype(kBool)
                       .build();

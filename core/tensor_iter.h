@@ -41,6 +41,20 @@
 // temporary output in the computing dtype; the op calls cast_outputs() to copy it back. A
 // result type that cannot be cast to the output (float into an integer output, PyTorch's
 // can_cast rule) is an error.
+//
+// Note [CPU scalars on a device]
+// `x * 2` on a cuda x: the 2 is a wrapped number, a 0-dim CPU tensor. Copying it to the device
+// would cost an allocation and a fill launch per op, and a 0-dim operand (stride 0) sends the op
+// down the strided path. So an iterator built with allow_cpu_scalars() (the binary ops, the
+// comparisons, where) keeps one wrapped number among its two or three inputs on the CPU, in the
+// computing dtype, and marks it: is_cpu_scalar(i). Its value travels into the kernel as an
+// argument -- gpu_kernel binds it into the functor and launches over the iterator
+// without_operand(i), so `x * 2` on a contiguous x is one vectorised launch, and the
+// `where(c, g, 0.0)` of backward formulas two operands instead of three (PyTorch's
+// TensorIterator does the same with is_cpu_scalar). A second wrapped number (`where(c, 1.0,
+// 0.0)`) is filled on the device, and so is every wrapped number of an iterator built without
+// allow_cpu_scalars(): only ops whose device kernels all go through gpu_kernel opt in. On the
+// CPU nothing changes: the number is already where the kernel runs.
 
 #include <optional>
 #include <vector>
@@ -122,6 +136,14 @@ class TensorIter {
   // Whether this iterator is part of a split one (Note [32-bit indexing]).
   bool is_sub_iterator() const { return is_sub_; }
 
+  // Operand i is a wrapped number left on the CPU for a kernel argument (Note [CPU scalars on a
+  // device]); its value, in dtype(i), is at cpu_scalar_data(i).
+  bool is_cpu_scalar(int i) const { return ops_[i].cpu_scalar; }
+  const void* cpu_scalar_data(int i) const;
+  // This iterator without operand i (an input): what a kernel launches over once it passes
+  // that operand's value as an argument.
+  TensorIter without_operand(int i) const;
+
  private:
   friend class TensorIterConfig;
   struct Operand {
@@ -129,6 +151,7 @@ class TensorIter {
     Tensor original;  // the user's output when `tensor` is a temporary in the computing dtype
     char* data = nullptr;
     DimVector byte_strides;
+    bool cpu_scalar = false;  // Note [CPU scalars on a device]
   };
 
   // Fixed arrays, not vectors: building an iterator for a small op allocates nothing but its
@@ -175,6 +198,10 @@ class TensorIterConfig {
   // write through a deliberately restrided view (scatter's self with stride 0 along the
   // scattered dim) turn it off, after checking the user's tensors themselves.
   TensorIterConfig& check_mem_overlap(bool v = true);
+  // One wrapped number among two or three inputs of an iteration on a cuda device stays on the
+  // CPU for the kernel to take as an argument (Note [CPU scalars on a device]). Only for ops
+  // whose every device kernel goes through gpu_kernel, which handles it.
+  TensorIterConfig& allow_cpu_scalars(bool v = true);
 
   TensorIter build();
 
@@ -183,7 +210,7 @@ class TensorIterConfig {
   Tensor outputs_[TensorIter::kMaxOperands], inputs_[TensorIter::kMaxOperands];
   int nout_ = 0, nin_ = 0;
   bool promote_ = false, int_to_float_ = false, same_dtype_ = false, same_device_ = true;
-  bool check_overlap_ = true;
+  bool check_overlap_ = true, cpu_scalars_ = false;
   std::optional<DType> output_dtype_;
   std::optional<Shape> static_shape_;
 };

@@ -26,7 +26,9 @@
 
 using namespace ember;
 using Catch::Matchers::Contains;
+using ember::testing::check_deferred_error;
 using ember::testing::have_cuda;
+using ember::testing::launch_blocking_env;
 using ember::testing::values;
 
 namespace {
@@ -36,6 +38,18 @@ Tensor ramp(const Shape& shape, DType dtype) {
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   return (arange(0, static_cast<double>(n)) * 0.5 - 2.5).reshape(shape).to(dtype);
+}
+
+// The kernels fn launches, in order: the profiler names each launch (Category::device).
+std::vector<std::string> kernels_of(const std::function<void()>& fn) {
+  profiler::Profiler prof;
+  prof.start();
+  fn();
+  cuda::synchronize();
+  std::vector<std::string> names;
+  for (const profiler::FunctionEvent& e : prof.stop().events(profiler::Category::device))
+    names.push_back(e.name);
+  return names;
 }
 
 }  // namespace
@@ -126,17 +140,6 @@ TEST_CASE("contiguous() of transposed matrices goes through the tiled transpose"
   // the CPU bit for bit; views that are not such a stack take the element-wise kernel.
   if (!have_cuda()) return;
   const Device dev = Device::cuda(0);
-  // Which kernel copies: the profiler names each launch (Category::device).
-  const auto kernels_of = [](const std::function<void()>& fn) {
-    profiler::Profiler prof;
-    prof.start();
-    fn();
-    cuda::synchronize();
-    std::vector<std::string> names;
-    for (const profiler::FunctionEvent& e : prof.stop().events(profiler::Category::device))
-      names.push_back(e.name);
-    return names;
-  };
   const Tensor on_device = ramp({33, 70}, kFloat32).to(dev);
   CHECK(kernels_of([&] { (void)on_device.t().contiguous(); }) ==
         std::vector<std::string>{"transpose_kernel"});
@@ -239,12 +242,116 @@ TEST_CASE("element-wise ops on cuda match the cpu", "[cuda]") {
     CHECK(values(dx + dx) == values(x + x));
     CHECK(values(dx.narrow(0, 1, 1025) * 2) == values(x.narrow(0, 1, 1025) * 2));
   }
-  SECTION("integer division by zero raises") {
-    Tensor i = ramp({4}, kInt64).to(dev);
-    Tensor z = zeros({4}, TensorOptions(kInt64).device(dev));
-    CHECK_THROWS_WITH(ember::div(i, z, "floor"), Contains("ZeroDivisionError"));
-  }
   SECTION("operands on two devices are refused") { CHECK_THROWS(da + b); }
+}
+
+TEST_CASE("numbers in element-wise ops reach the kernel as arguments", "[cuda]") {
+  // Note [CPU scalars on a device] in core/tensor_iter.h: `x * 2` is one launch of the
+  // vectorised kernel (no fill of a device copy of the 2, not the strided path), and gives the
+  // CPU's bits for every dtype, the number on either side, contiguous or not.
+  if (!have_cuda()) return;
+  const Device dev = Device::cuda(0);
+  const Tensor x = ramp({64, 33}, kFloat32).to(dev);
+  const std::vector<std::string> one_launch{"vectorized_elementwise_kernel<4>"};
+  CHECK(kernels_of([&] { (void)(x * 2); }) == one_launch);
+  CHECK(kernels_of([&] { (void)(2.5 - x); }) == one_launch);
+  CHECK(kernels_of([&] { (void)(x > 0.5); }) == one_launch);
+  CHECK(kernels_of([&] { (void)ember::div(x, 3); }) == one_launch);
+  const Tensor cond = x > 0;
+  CHECK(kernels_of([&] { (void)ember::where(cond, x, 0.0); }) == one_launch);
+  // A second number is filled on the device first (a one-element launch), and its 0-dim
+  // operand makes the op strided.
+  CHECK(kernels_of([&] { (void)ember::where(cond, 1.0, 0.0); }) ==
+        std::vector<std::string>{"strided_elementwise_kernel", "strided_elementwise_kernel"});
+
+  for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kInt8, kUInt8}) {
+    INFO("dtype " << dt);
+    const Tensor c = ramp({6, 11}, kFloat64).remainder(13).to(dt);
+    for (const Tensor& h : {c, c.t()}) {
+      const Tensor d = h.to(dev);
+      CHECK(values(d + 3) == values(h + 3));
+      CHECK(values(3 + d) == values(3 + h));
+      CHECK(values(d - 1.5) == values(h - 1.5));
+      CHECK(values(1.5 - d) == values(1.5 - h));
+      CHECK(values(d * 2) == values(h * 2));
+      CHECK(values(2 / (d + 1)) == values(2 / (h + 1)));
+      CHECK(values(ember::div(d, 4, "floor")) == values(ember::div(h, 4, "floor")));
+      CHECK(values(ember::remainder(d, 5)) == values(ember::remainder(h, 5)));
+      CHECK(values(d >= 2) == values(h >= 2));
+      CHECK(values(ember::eq(d, 1)) == values(ember::eq(h, 1)));
+      CHECK(values(ember::maximum(d, wrapped_scalar_tensor(Scalar(2), d))) ==
+            values(ember::maximum(h, wrapped_scalar_tensor(Scalar(2), h))));
+      CHECK(values(ember::minimum(wrapped_scalar_tensor(Scalar(1), d), d)) ==
+            values(ember::minimum(wrapped_scalar_tensor(Scalar(1), h), h)));
+      const Tensor dc = d > 1, hc = h > 1;
+      CHECK(values(ember::where(dc, d, 7)) == values(ember::where(hc, h, 7)));
+      CHECK(values(ember::where(dc, -1, d)) == values(ember::where(hc, -1, h)));
+      CHECK(values(ember::where(dc, 2, 3)) == values(ember::where(hc, 2, 3)));
+      if (is_floating(dt)) {
+        CHECK(values(ember::pow(2, d)) == values(ember::pow(2, h)));
+        CHECK(values(ember::lerp(d, d * 3, 0.25)) == values(ember::lerp(h, h * 3, 0.25)));
+      }
+    }
+  }
+  SECTION("in place, and into a float16 output") {
+    Tensor h = ramp({5, 8}, kFloat32);
+    Tensor d = h.to(dev);
+    d.mul_(3).sub_(1);
+    h.mul_(3).sub_(1);
+    CHECK(values(d) == values(h));
+    Tensor dh = zeros({5, 8}, TensorOptions(kFloat16).device(dev));
+    Tensor hh = zeros({5, 8}, TensorOptions(kFloat16));
+    dh.add_(d * 0.1);
+    hh.add_(h * 0.1);
+    CHECK(values(dh) == values(hh));
+  }
+  SECTION("integer division by a number checks it on the host, without waiting") {
+    const Tensor i = ramp({40}, kInt64).to(dev);
+    cuda::set_sync_debug_mode(cuda::SyncDebugMode::Error);
+    CHECK_NOTHROW(ember::div(i, 3, "floor"));
+    CHECK_NOTHROW(ember::remainder(i, 7));
+    CHECK_THROWS_WITH(ember::div(i, 0, "trunc"), Contains("ZeroDivisionError"));
+    CHECK_THROWS_WITH(ember::remainder(i, 0), Contains("ZeroDivisionError"));
+    cuda::set_sync_debug_mode(cuda::SyncDebugMode::Off);
+    CHECK(values(ember::div(i, 3, "floor")) == values(ember::div(i.cpu(), 3, "floor")));
+  }
+}
+
+TEST_CASE("integer division by a zero in a tensor raises at the next synchronisation",
+          "[cuda][launch_blocking]") {
+  // Note [Integer division by zero on a device]: the division kernel records a zero divisor and
+  // the op defers the check, so an integer division never waits for the device.
+  if (!have_cuda()) return;
+  const Device dev = Device::cuda(0);
+  for (DType dt : {kInt64, kInt32, kInt8, kUInt8}) {
+    INFO("dtype " << dt);
+    const Tensor a = (arange(0, 40.0) * 3 - 50).to(dt), z = arange(0, 40.0).remainder(9).to(dt);
+    const Tensor nz = z + 1, da = a.to(dev), dz = z.to(dev), dnz = nz.to(dev);
+    // Without a zero: the CPU's values, contiguous and strided, and no wait.
+    if (!launch_blocking_env()) cuda::set_sync_debug_mode(cuda::SyncDebugMode::Error);
+    const Tensor floor = ember::div(da, dnz, "floor"), trunc = ember::div(da, dnz, "trunc"),
+                 rem = ember::remainder(da, dnz),
+                 strided = ember::remainder(da.view({5, 8}).t(), dnz.view({8, 5}));
+    cuda::set_sync_debug_mode(cuda::SyncDebugMode::Off);
+    CHECK(values(floor) == values(ember::div(a, nz, "floor")));
+    CHECK(values(trunc) == values(ember::div(a, nz, "trunc")));
+    CHECK(values(rem) == values(ember::remainder(a, nz)));
+    CHECK(values(strided) == values(ember::remainder(a.view({5, 8}).t(), nz.view({8, 5}))));
+    // With zeros: contiguous, strided, a number as the dividend, in place.
+    check_deferred_error([&] { return ember::div(da, dz, "floor"); },
+                         Catch::StartsWith("div: ZeroDivisionError (integer division by zero)"));
+    check_deferred_error(
+        [&] {
+          return ember::remainder(da.view({5, 8}).t(), dz.view({8, 5}));
+        },
+        Catch::StartsWith("remainder: ZeroDivisionError"));
+    check_deferred_error(
+        [&] { return ember::div(wrapped_scalar_tensor(Scalar(7), dz), dz, "trunc"); },
+        Catch::StartsWith("div: ZeroDivisionError"));
+    Tensor target = da.clone();
+    check_deferred_error([&] { return target.div_(dz, "floor"); },
+                         Catch::StartsWith("div_: ZeroDivisionError"));
+  }
 }
 
 TEST_CASE("streams and events order cuda work", "[cuda]") {

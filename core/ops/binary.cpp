@@ -121,6 +121,7 @@ Tensor where_out(const Tensor& cond, const Tensor& a, const Tensor& b) {
                         .add_input(to_dtype(a, dt))
                         .add_input(to_dtype(b, dt))
                         .output_dtype(dt)
+                        .allow_cpu_scalars()
                         .build();
   where_stub(iter.device().type, iter);
   return iter.output();

@@ -93,10 +93,11 @@ struct CpuLoop {
     cpu_kernel(iter, f);
   }
 
-  // Integer division raises instead of trapping: a read-only pass over the divisor (operand 2)
-  // looks for zeros before anything is written, so a failed op leaves its output untouched.
-  template <class T>
-  static void check_no_zero_divisor(const TensorIter& iter) {
+  // Integer division raises ZeroDivisionError instead of trapping: a read-only pass over the
+  // divisor (operand 2) looks for zeros before anything is written, so a failed op leaves its
+  // output untouched.
+  template <class T, class F>
+  static void run_division(TensorIter& iter, const F& f) {
     if constexpr (std::is_integral_v<T>) {
       std::atomic<bool> found{false};
       iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
@@ -107,9 +108,8 @@ struct CpuLoop {
         if (zero) found.store(true, std::memory_order_relaxed);
       });
       EMBER_CHECK(!found.load(), iter.op_name(), ": ZeroDivisionError (integer division by zero)");
-    } else {
-      (void)iter;
     }
+    cpu_kernel(iter, f);
   }
 };
 

@@ -73,16 +73,6 @@ void dispatch_element_size(size_t size, const char* op, F&& f) {
   }
 }
 
-// Records a bad value and where it was found in the op's slot: the first thread to claim the
-// slot writes them (Note [Deferred device checks]).
-__device__ __forceinline__ void record_bad_value(DeviceCheckSlot* slot, int64_t value,
-                                                 int64_t where) {
-  if (atomicCAS(&slot->flag, 0, 1) == 0) {
-    slot->value = static_cast<long long>(value);
-    slot->where = static_cast<long long>(where);
-  }
-}
-
 // IndexAxis as a kernel parameter.
 struct DeviceAxis {
   int64_t size;

@@ -22,12 +22,14 @@
 // Both index in 32 bits (Note [32-bit indexing]): an iteration too large is split first.
 
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <type_traits>
 #include <utility>
 
-#include "core/allocator.h"
 #include "core/tensor_iter.h"
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/device_checks.h"
 #include "kernels/math/function_traits.h"
 
 namespace ember::kernels::cuda {
@@ -208,31 +210,134 @@ void launch_elementwise(const TensorIter& iter, const F& f) {
 
 }  // namespace detail
 
+namespace detail {
+
+// A functor of two or three arguments with argument K fixed to a CPU scalar's value (Note [CPU
+// scalars on a device] in core/tensor_iter.h): BindArg<F, 0> of a binary f is
+// x -> f(value, x), BindArg<F, 1> is x -> f(x, value). The value is a member, so it reaches the
+// kernel as part of its arguments.
+template <class F, int K, size_t Arity = math::function_traits<F>::arity>
+struct BindArg;
+
+template <class F, int K>
+struct BindArg<F, K, 2> {
+  using traits = math::function_traits<F>;
+  using Bound = typename traits::template arg<K>;
+  using X = typename traits::template arg<1 - K>;
+  F f;
+  Bound value;
+  EMBER_HOST_DEVICE typename traits::result operator()(X x) const {
+    if constexpr (K == 0) {
+      return f(value, x);
+    } else {
+      return f(x, value);
+    }
+  }
+};
+
+template <class F, int K>
+struct BindArg<F, K, 3> {
+  using traits = math::function_traits<F>;
+  using Bound = typename traits::template arg<K>;
+  using X = typename traits::template arg<K == 0 ? 1 : 0>;
+  using Y = typename traits::template arg<K == 2 ? 1 : 2>;
+  F f;
+  Bound value;
+  EMBER_HOST_DEVICE typename traits::result operator()(X x, Y y) const {
+    if constexpr (K == 0) {
+      return f(value, x, y);
+    } else if constexpr (K == 1) {
+      return f(x, value, y);
+    } else {
+      return f(x, y, value);
+    }
+  }
+};
+
+// The value of the CPU scalar operand i, as the functor's argument type T.
+template <class T>
+T cpu_scalar_value(const TensorIter& iter, int i) {
+  EMBER_INTERNAL_ASSERT(iter.tensor(i).element_size() == sizeof(T), iter.op_name(),
+                        ": CPU scalar of ", iter.tensor(i).element_size(),
+                        " bytes for an argument of ", sizeof(T));
+  T value;
+  std::memcpy(&value, iter.cpu_scalar_data(i), sizeof(T));
+  return value;
+}
+
+// gpu_kernel once no CPU scalar is left: split for 32-bit indexing where needed, launch.
+template <class F>
+void launch_split(const TensorIter& iter, const F& f) {
+  for (int i = 0; i < iter.ntensors(); ++i) {
+    EMBER_INTERNAL_ASSERT(!iter.is_cpu_scalar(i), iter.op_name(),
+                          ": a CPU scalar operand reached a kernel that cannot bind it");
+  }
+  if (iter.can_use_32bit_indexing()) {
+    launch_elementwise(iter, f);
+    return;
+  }
+  for (const TensorIter& sub : iter.with_32bit_indexing()) launch_elementwise(sub, f);
+}
+
+// Input K of iter is a CPU scalar: bind its value into f, launch over the other operands.
+template <int K, class F>
+void launch_bound(const TensorIter& iter, const F& f) {
+  using B = BindArg<F, K>;
+  launch_split(iter.without_operand(1 + K), B{f, cpu_scalar_value<typename B::Bound>(iter, 1 + K)});
+}
+
+}  // namespace detail
+
 // Applies f to every element of iter on its cuda device (see the top of this file). The
 // functor's arity must match the iterator's inputs; iterations that do not fit 32-bit indexing
-// are split (Note [32-bit indexing]).
+// are split (Note [32-bit indexing]). A CPU scalar input of a functor of two or three arguments
+// is bound into it and the launch runs over the other operands (Note [CPU scalars on a device]).
 template <class F>
 void gpu_kernel(const TensorIter& iter, const F& f) {
   using traits = math::function_traits<F>;
-  EMBER_INTERNAL_ASSERT(iter.ninputs() == static_cast<int>(traits::arity) && iter.noutputs() == 1,
-                        iter.op_name(), ": functor arity does not match the operands");
+  constexpr int arity = static_cast<int>(traits::arity);
+  EMBER_INTERNAL_ASSERT(iter.ninputs() == arity && iter.noutputs() == 1, iter.op_name(),
+                        ": functor arity does not match the operands");
   if (iter.numel() == 0) return;
-  if (iter.can_use_32bit_indexing()) {
-    detail::launch_elementwise(iter, f);
-    return;
+  if constexpr (arity == 2 || arity == 3) {
+    if (iter.is_cpu_scalar(1)) return detail::launch_bound<0>(iter, f);
+    if (iter.is_cpu_scalar(2)) return detail::launch_bound<1>(iter, f);
+    if constexpr (arity == 3) {
+      if (iter.is_cpu_scalar(3)) return detail::launch_bound<2>(iter, f);
+    }
   }
-  for (const TensorIter& sub : iter.with_32bit_indexing()) detail::launch_elementwise(sub, f);
+  detail::launch_split(iter, f);
 }
 
-// Sets *flag to 1 when any of the n elements of T at data (with calc's offsets) is zero.
-template <class T>
-__global__ void find_zero_kernel(int32_t n, const char* data, OffsetCalculator<1> calc, int* flag) {
-  const int32_t i = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= n) return;
-  int32_t off[1];
-  calc.offsets(i, off);
-  if (*reinterpret_cast<const T*>(data + off[0]) == T(0)) *flag = 1;  // every writer writes 1
+// Records a bad value and where it was found in the op's slot: the first thread to claim the
+// slot writes them (Note [Deferred device checks] in kernels/cuda/device_checks.h).
+__device__ __forceinline__ void record_bad_value(DeviceCheckSlot* slot, int64_t value,
+                                                 int64_t where) {
+  if (atomicCAS(&slot->flag, 0, 1) == 0) {
+    slot->value = static_cast<long long>(value);
+    slot->where = static_cast<long long>(where);
+  }
 }
+
+// Note [Integer division by zero on a device]
+// On the CPU, integer division (div with rounding_mode floor or trunc, remainder) looks for a
+// zero divisor before it writes and raises ZeroDivisionError. Looking first on a GPU means
+// reading a flag back: the host would wait for the device on every integer division. So the
+// division kernel itself checks: RecordZeroDivisor wraps the functor (which gives 0 for a zero
+// divisor, and never traps -- nor would the simulator, which runs kernels on the CPU) and records
+// any zero in the op's DeviceCheckSlot; the op defers the check (Note [Deferred device checks] in
+// kernels/cuda/device_checks.h), and the next synchronisation raises the CPU's message. Unlike
+// the CPU, the failed op has written its output (0 where the divisor was 0). A divisor given as a
+// number (Note [CPU scalars on a device]) is checked on the host before the launch, as on the CPU.
+template <class F, class T>
+struct RecordZeroDivisor {
+  F f;
+  DeviceCheckSlot* slot;
+  __device__ T operator()(T a, T b) const {
+    if (b == T(0)) record_bad_value(slot, 0, 0);
+    return f(a, b);
+  }
+};
 
 // The CUDA Loop policy for the kernels written once for every device (Note [Kernels written once
 // for every device] in kernels/elementwise/loop.h): gpu_kernel on the iterator's device.
@@ -243,38 +348,24 @@ struct GpuLoop {
     gpu_kernel(iter, f);
   }
 
-  // Integer division by zero raises, as on the CPU: one pass over the divisor (operand 2) sets a
-  // device flag, read back before the division runs (a synchronisation, paid by integer
-  // division only).
-  template <class T>
-  static void check_no_zero_divisor(const TensorIter& iter) {
+  // Integer division (Note [Integer division by zero on a device]).
+  template <class T, class F>
+  static void run_division(TensorIter& iter, const F& f) {
     if constexpr (std::is_integral_v<T>) {
-      DeviceGuard guard(iter.device());
-      const Stream stream = current_stream(iter.device());
-      int* flag = nullptr;
-      DataPtr mem = get_allocator(DeviceType::CUDA)->allocate(sizeof(int), stream);
-      flag = static_cast<int*>(mem.get());
-      memset_async(flag, 0, sizeof(int), native_stream(stream), iter.op_name());
-      for (const TensorIter& sub : iter.with_32bit_indexing()) {
-        OffsetCalculator<1> calc;
-        calc.ndim = sub.ndim();
-        EMBER_CHECK(sub.ndim() <= kMaxIterDims, iter.op_name(), ": too many dims");
-        for (int d = 0; d < sub.ndim(); ++d) {
-          calc.sizes[d] = static_cast<int32_t>(sub.shape()[d]);
-          calc.strides[d][0] = static_cast<int32_t>(sub.strides(2)[d]);
-        }
-        const auto n = static_cast<int32_t>(sub.numel());
-        launch_kernel("find_zero_kernel", &find_zero_kernel<T>,
-                      dim3(blocks_for(n, kElementwiseThreads)), dim3(kElementwiseThreads), 0,
-                      stream, n, static_cast<const char*>(sub.data(2)), calc, flag);
+      if (!iter.is_cpu_scalar(2)) {
+        DeviceGuard guard(iter.device());
+        DeviceCheck check(current_stream(iter.device()));
+        gpu_kernel(iter, RecordZeroDivisor<F, T>{f, check.slot()});
+        check.defer("elementwise_kernel", [op = std::string(iter.op_name())](int64_t, int64_t) {
+          return ::ember::detail::str(op, ": ZeroDivisionError (integer division by zero)");
+        });
+        return;
       }
-      int found = 0;
-      memcpy_async(&found, flag, sizeof(int), native_stream(stream), iter.op_name());
-      stream_synchronize(native_stream(stream), iter.op_name());
-      EMBER_CHECK(found == 0, iter.op_name(), ": ZeroDivisionError (integer division by zero)");
-    } else {
-      (void)iter;
+      // A divisor given as a number is checked here.
+      EMBER_CHECK(detail::cpu_scalar_value<T>(iter, 2) != T(0), iter.op_name(),
+                  ": ZeroDivisionError (integer division by zero)");
     }
+    run(iter, f);
   }
 };
 

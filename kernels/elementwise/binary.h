@@ -36,22 +36,19 @@ struct BinaryKernels {
 
   static void div_trunc_kernel(TensorIter& iter) {
     EMBER_DISPATCH_NUMERIC(iter.common_dtype(), iter.op_name(), [&] {
-      Loop::template check_no_zero_divisor<scalar_t>(iter);
-      Loop::run(iter, math::DivTruncOp<scalar_t>{});
+      Loop::template run_division<scalar_t>(iter, math::DivTruncOp<scalar_t>{});
     });
   }
 
   static void div_floor_kernel(TensorIter& iter) {
     EMBER_DISPATCH_NUMERIC(iter.common_dtype(), iter.op_name(), [&] {
-      Loop::template check_no_zero_divisor<scalar_t>(iter);
-      Loop::run(iter, math::DivFloorOp<scalar_t>{});
+      Loop::template run_division<scalar_t>(iter, math::DivFloorOp<scalar_t>{});
     });
   }
 
   static void remainder_kernel(TensorIter& iter) {
     EMBER_DISPATCH_NUMERIC(iter.common_dtype(), iter.op_name(), [&] {
-      Loop::template check_no_zero_divisor<scalar_t>(iter);
-      Loop::run(iter, math::RemainderOp<scalar_t>{});
+      Loop::template run_division<scalar_t>(iter, math::RemainderOp<scalar_t>{});
     });
   }
 

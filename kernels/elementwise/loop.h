@@ -7,14 +7,16 @@
 //
 //   struct CpuLoop {                                      // kernels/cpu/loops.h
 //     template <class F> static void run(TensorIter& iter, const F& f) { cpu_kernel(iter, f); }
-//     template <class T> static void check_no_zero_divisor(const TensorIter& iter);
+//     template <class T, class F> static void run_division(TensorIter& iter, const F& f);
 //   };
 //   struct GpuLoop { ... gpu_kernel(iter, f) on the iterator's device ... };  // kernels/cuda
 //
-// A Loop provides run(iter, functor) and the device-specific checks a kernel needs before it
-// writes (check_no_zero_divisor<T>(iter): integer division by zero raises instead of trapping on
-// the CPU or giving garbage on a GPU). Functors are structs with EMBER_HOST_DEVICE call operators,
-// never lambdas, so the same object runs in a CPU loop and in a CUDA kernel.
+// A Loop provides run(iter, functor) and run_division<T>(iter, functor) for the integer
+// divisions, whose zero divisors raise ZeroDivisionError instead of trapping on the CPU or giving
+// garbage on a GPU (each device checks in its own way: a pass before the CPU's loop, inside the
+// GPU's kernel, Note [Integer division by zero on a device] in kernels/cuda/loops.cuh). Functors
+// are structs with EMBER_HOST_DEVICE call operators, never lambdas, so the same object runs in a
+// CPU loop and in a CUDA kernel.
 
 #include "core/tensor_iter.h"
 

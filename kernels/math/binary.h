@@ -2,9 +2,9 @@
 // Binary element-wise math shared by the CPU loops and the CUDA kernels. Each functor computes
 // in opmath_t (float for Half/BFloat16) and returns the storage type.
 //
-// Integer division (DivTruncOp, DivFloorOp, RemainderOp) assumes a non-zero divisor: the backend
-// checks for zeros first and raises ZeroDivisionError (a zero divisor gives 0 here, never a
-// trap). INT_MIN / -1 wraps instead of trapping.
+// Integer division (DivTruncOp, DivFloorOp, RemainderOp) never traps: a zero divisor gives 0
+// here, and the backend raises ZeroDivisionError (the CPU before it writes, a GPU at the next
+// synchronisation: Note [Integer division by zero on a device]). INT_MIN / -1 wraps.
 
 #include <cmath>
 #include <cstdint>
