@@ -1,8 +1,9 @@
-// softmax, layer_norm and the fused cross-entropy on a cuda device in GB/s of bytes read +
-// written, side by side with a device-to-device copy of the same size, each the median of
-// rounds timed with CUDA events (rounds interleave the contenders). The target on an
-// H200: each kernel >= 80% of the copy's bandwidth. Real GPUs only: on the simulator, or without
-// a device, it prints "skipped" (simulator timings never stand for GPU speed).
+// softmax, layer_norm and the fused cross-entropy (forward, and its backward kernel) on a cuda
+// device in GB/s of bytes read + written, side by side with a device-to-device copy of the same
+// size, each the median of rounds timed with CUDA events (rounds interleave the contenders). The
+// issue's target on an H200: each kernel >= 80% of the copy's bandwidth. Real GPUs only: on the
+// simulator, or without a device, it prints "skipped" (simulator timings never stand for GPU
+// speed).
 //
 //   ./build-gpu/bench/bench_norm_cuda [rows, default 16384] [cols, default 4096]
 
@@ -17,6 +18,7 @@
 #include "bench_cuda_util.h"
 #include "bench_util.h"
 #include "core/cuda.h"
+#include "core/ops/cross_entropy.h"
 
 using namespace ember;
 namespace F = ember::nn::functional;
@@ -69,6 +71,14 @@ int main(int argc, char** argv) {
                      [=]() mutable { y = F::layer_norm(x, {cols}, w, b, 1e-5); }});
     cases.push_back(
         {"cross_entropy fwd" + tag, bytes, [=]() mutable { y = F::cross_entropy(x, target); }});
+    // The backward kernel alone (reads x, writes dx), from the forward's lse.
+    const native::CrossEntropyRows ce = native::cross_entropy_rows(x, target, {}, -100, 0.0);
+    const Tensor grad_rows =
+        full({rows}, 1.0 / static_cast<double>(rows), TensorOptions(ce.lse.dtype()).device(dev));
+    cases.push_back({"cross_entropy bwd" + tag, 2 * bytes, [=]() mutable {
+                       y = native::cross_entropy_rows_backward(grad_rows, x, target, {}, ce.lse,
+                                                               -100, 0.0);
+                     }});
   }
   std::vector<std::function<void()>> fns;
   fns.reserve(cases.size());

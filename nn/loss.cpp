@@ -269,8 +269,10 @@ Tensor fused_cross_entropy(const Tensor& input, const Tensor& t, const Tensor& w
     lse = out.lse;
     if (r == Reduction::None) return out.loss.view(t.sizes()).to(input.dtype());
     if (r == Reduction::Sum) return out.loss.sum().to(input.dtype());
-    weight_sum = out.weight.sum();  // the weighted mean: NaN when every target is ignored
-    return out.loss.sum().div(weight_sum).to(input.dtype());
+    // The weighted mean (NaN when every target is ignored): both sums in one reduction.
+    const Tensor sums = out.loss_and_weight.sum({1});
+    weight_sum = sums.select(0, 1);
+    return sums.select(0, 0).div(weight_sum).to(input.dtype());
   });
   op.set_output(loss);
   op.save(input);

@@ -12,6 +12,7 @@
 
 #include "core/cuda.h"
 #include "core/ops/norm.h"
+#include "core/profiler.h"
 #include "cuda_test_util.h"
 #include "test_util.h"
 
@@ -336,9 +337,11 @@ TEST_CASE("cuda fused cross_entropy matches the CPU for every option, forward an
     Shape input;
     int64_t classes;
   };
-  // (N, C) with C below a warp, a few warps and a full block; (C); (N, C, d1, d2).
-  const std::vector<Case> cases = {{{6, 5}, 5}, {{4, 300}, 300},   {{3, 1500}, 1500},
-                                   {{7}, 7},    {{2, 4, 3, 2}, 4}, {{0, 3}, 3}};
+  // (N, C) with C below a warp, a few warps and a full block; rows held in registers (1000:
+  // whole vectors of every dtype; 1500: of float32 and float64 only); (C); (N, C, d1, d2).
+  const std::vector<Case> cases = {{{6, 5}, 5},       {{4, 300}, 300}, {{3, 1500}, 1500},
+                                   {{2, 1000}, 1000}, {{7}, 7},        {{2, 4, 3, 2}, 4},
+                                   {{0, 3}, 3}};
   for (DType dt : kFloatingTypes) {
     for (const Case& c : cases) {
       Shape tshape = c.input;
@@ -372,6 +375,28 @@ TEST_CASE("cuda fused cross_entropy matches the CPU for every option, forward an
       }
     }
   }
+}
+
+TEST_CASE("cuda cross_entropy's mean sums the losses and weights in one reduction", "[cuda]") {
+  // CrossEntropyRows::loss_and_weight: the row kernel, one reduction over the stacked (2, M)
+  // loss and weight rows, and the division -- not a reduction each.
+  if (!have_cuda()) return;
+  const Tensor x = sample({64, 10}, kFloat32).to(kDev);
+  const Tensor t = randint(0, 10, {64}, TensorOptions(kInt64).device(kDev));
+  F::cross_entropy(x, t).item<float>();  // warm: the caching allocator holds the blocks
+  profiler::Profiler prof;
+  prof.start();
+  (void)F::cross_entropy(x, t);
+  cuda::synchronize();
+  std::vector<std::string> names;
+  for (const profiler::FunctionEvent& e : prof.stop().events(profiler::Category::device))
+    names.push_back(e.name);
+  INFO(::ember::detail::str(names.size(), " kernels, first ", names.empty() ? "" : names[0],
+                            ", last ", names.empty() ? "" : names.back()));
+  REQUIRE(names.size() == 3);
+  CHECK(names[0] == "cross_entropy_kernel");
+  CHECK(names[1] == "sum");  // the reduction kernel is named by its op
+  CHECK(names[2].find("elementwise_kernel") != std::string::npos);
 }
 
 TEST_CASE("cuda cross_entropy checks its targets on the device and raises the CPU's error",

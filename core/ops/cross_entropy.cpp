@@ -1,6 +1,7 @@
 #include "core/ops/cross_entropy.h"
 
 #include "core/ops/factory.h"
+#include "core/ops/view.h"
 
 namespace ember {
 
@@ -32,7 +33,11 @@ native::CrossEntropyRows native::cross_entropy_rows(const Tensor& logits, const 
   check_rows(logits, target, weight, "cross_entropy");
   const int64_t M = logits.size(0);
   const TensorOptions o = TensorOptions(opmath_dtype(logits.dtype())).device(logits.device());
-  CrossEntropyRows out{empty({M}, o), empty({M}, o), empty({M}, o)};
+  CrossEntropyRows out;
+  out.loss_and_weight = empty({2, M}, o);
+  out.loss = native::select(out.loss_and_weight, 0, 0);
+  out.weight = native::select(out.loss_and_weight, 0, 1);
+  out.lse = empty({M}, o);
   if (M > 0)
     cross_entropy_stub(logits.device().type, out, logits, target, weight, ignore_index,
                        label_smoothing);

@@ -28,6 +28,9 @@ struct CrossEntropyRows {
   Tensor loss;    // (M), opmath dtype: each row's loss (0 where ignored)
   Tensor weight;  // (M), opmath dtype: w[t] (1 without class weights), 0 where ignored
   Tensor lse;     // (M), opmath dtype: log(sum(exp(x))) of each row
+  // (2, M): loss and weight are its two rows, so that the weighted mean takes both sums in one
+  // reduction (sum(1)) -- on a GPU, one launch or two fewer per call.
+  Tensor loss_and_weight;
 };
 // logits: (M, C) contiguous floating; target: (M) int64 contiguous, each in [0, C) or
 // ignore_index (on the CPU checked by the caller; the CUDA kernel checks them and raises

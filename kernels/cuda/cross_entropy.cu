@@ -5,9 +5,10 @@
 // shuffles and shared memory (every thread gets the same state), and thread 0 writes the row's
 // loss, weight and lse; with label smoothing a second pass sums w[c] (x[c] - lse). Thread 0 also
 // checks the row's target (Note [Index checks on the device] in kernels/cuda/indexing.cuh): the
-// targets are not copied to the host before the launch, and one 16-byte readback after it raises
-// the CPU's error for a bad one. The backward writes each dx[c] from p = exp(x[c] - lse) in one
-// pass (plus a block sum of the class weights when smoothing).
+// targets are not copied to the host, and a bad one raises the CPU's error at the next
+// synchronisation (Note [Deferred device checks] in kernels/cuda/device_checks.h). The backward
+// writes each dx[c] from p = exp(x[c] - lse) in one pass (plus a block sum of the class weights
+// when smoothing); a row that fits in registers is loaded whole first, as in the forward.
 
 #include <cstdint>
 #include <limits>
@@ -138,37 +139,63 @@ __global__ void cross_entropy_kernel(const T* x, const int64_t* target, const T*
   finish_row(s, xr, target, w, loss, wrow, lse, row, C, ignore_index, e, sums, err);
 }
 
-// dx: (M, C) from grad_rows (M), x, target, w (or null), lse.
-template <class T>
+// dx: (M, C) from grad_rows (M), x, target, w (or null), lse; each dx[j] from p = exp(x[j] -
+// lse). kVecs == 0: each thread loads, computes and stores its elements j, j + blockDim.x, ... one
+// at a time -- a store to dx may alias x as far as the compiler knows, so the loads are not
+// batched, and a thread has 4 bytes in flight. kVecs > 0: a row that fits in registers (Note
+// [Rows held in registers]; blocks of kThreads, row_shape's) is loaded whole first (16-byte
+// vectors, kVecs a thread), each element is turned into its gradient in place, and the row is
+// stored. The same formula, precision and order of sums in both: the same bits.
+template <class T, int kThreads, int kVecs>
 __global__ void cross_entropy_backward_kernel(const opmath_t<T>* grad_rows, const T* x,
                                               const int64_t* target, const T* w,
                                               const opmath_t<T>* lse, T* dx, int64_t C,
                                               int64_t ignore_index, opmath_t<T> e) {
   using A = opmath_t<T>;
   EMBER_SHARED_ARRAY(A, sums, kMaxWarps);
-  const int tid = static_cast<int>(threadIdx.x);
   const int64_t row = blockIdx.x;
   const int64_t t = target[row];
+  const T* xr = x + row * C;
   T* dr = dx + row * C;
   if (t == ignore_index) {  // the whole block leaves: no barrier follows for it
-    for (int64_t c = tid; c < C; c += blockDim.x) dr[c] = convert<T>(A(0));
+    if constexpr (kVecs == 0) {
+      for (int64_t j = threadIdx.x; j < C; j += blockDim.x) dr[j] = convert<T>(A(0));
+    } else {
+      RowCache<T, A, kVecs, kThreads>{}.store(dr, C);  // zeros
+    }
     return;
   }
   A w_sum = static_cast<A>(C);
   if (e > A(0) && w) {
     A acc = A(0);
-    for (int64_t c = tid; c < C; c += blockDim.x) acc += convert<A>(w[c]);
+    for (int64_t j = threadIdx.x; j < C; j += blockDim.x) acc += convert<A>(w[j]);
     w_sum = block_sum(acc, sums);
   }
   const A g = grad_rows[row], l = lse[row];
   const A wt = w ? convert<A>(w[t]) : A(1);
   const A a = g * (A(1) - e) * wt, b = g * (e / static_cast<A>(C));
-  const T* xr = x + row * C;
-  for (int64_t c = tid; c < C; c += blockDim.x) {
-    const A p = std::exp(convert<A>(xr[c]) - l);
-    A v = a * (p - (c == t ? A(1) : A(0)));
-    if (e > A(0)) v += b * (p * w_sum - (w ? convert<A>(w[c]) : A(1)));
-    dr[c] = convert<T>(v);
+  const auto grad = [&](int64_t j, A xj) {
+    const A p = std::exp(xj - l);
+    A d = a * (p - (j == t ? A(1) : A(0)));
+    if (e > A(0)) d += b * (p * w_sum - (w ? convert<A>(w[j]) : A(1)));
+    return d;
+  };
+  if constexpr (kVecs == 0) {
+    for (int64_t j = threadIdx.x; j < C; j += blockDim.x)
+      dr[j] = convert<T>(grad(j, convert<A>(xr[j])));
+  } else {
+    RowCache<T, A, kVecs, kThreads> c;
+    c.load(xr, C);
+    // for_constant, not for_each: a body this large (16-bit weights convert in software) is not
+    // unrolled by nvcc, and the cache would go to local memory.
+    using Cache = decltype(c);
+    const int64_t nv = C / Cache::V;
+    for_constant<kVecs>([&](auto k) {
+      if (Cache::index(k) >= nv) return;
+      for_constant<Cache::V>(
+          [&](auto i) { c.v[k][i] = grad(Cache::index(k) * Cache::V + i, c.v[k][i]); });
+    });
+    c.store(dr, C);
   }
 }
 
@@ -230,12 +257,23 @@ void cross_entropy_backward_cuda(const Tensor& grad_logits, const Tensor& grad_r
   EMBER_DISPATCH_FLOATING(logits.dtype(), "cross_entropy_backward", [&] {
     using T = scalar_t;
     using A = opmath_t<T>;
-    uses_collectives(&cross_entropy_backward_kernel<T>);
-    launch_kernel("cross_entropy_backward_kernel", &cross_entropy_backward_kernel<T>,
-                  dim3(static_cast<unsigned>(M)), dim3(threads_for(C)), 0, stream,
-                  grad_rows.data_ptr<A>(), cptr<T>(logits), target.data_ptr<int64_t>(),
-                  cptr<T>(weight), lse.data_ptr<A>(), static_cast<T*>(grad_logits.data_ptr()), C,
-                  ignore_index, static_cast<A>(label_smoothing));
+    auto run = [&](auto kernel, unsigned threads) {
+      uses_collectives(kernel);
+      launch_kernel("cross_entropy_backward_kernel", kernel, dim3(static_cast<unsigned>(M)),
+                    dim3(threads), 0, stream, grad_rows.data_ptr<A>(), cptr<T>(logits),
+                    target.data_ptr<int64_t>(), cptr<T>(weight), lse.data_ptr<A>(),
+                    static_cast<T*>(grad_logits.data_ptr()), C, ignore_index,
+                    static_cast<A>(label_smoothing));
+    };
+    if (C > kMaxThreads && row_shape<T>(C).threads > 0 &&
+        rows_fit_vectors<T>(C, {logits.data_ptr(), grad_logits.data_ptr()})) {
+      dispatch_row_shape(row_shape<T>(C), [&](auto threads, auto vecs) {
+        constexpr int kThreads = decltype(threads)::value;
+        run(&cross_entropy_backward_kernel<T, kThreads, decltype(vecs)::value>, kThreads);
+      });
+    } else {
+      run(&cross_entropy_backward_kernel<T, 0, 0>, threads_for(C));
+    }
   });
 }
 
