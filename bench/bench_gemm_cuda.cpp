@@ -6,7 +6,12 @@
 // simulated or CPU-only build prints "skipped". Targets on an H200: SGEMM >= 0.9x cuBLAS,
 // bfloat16 >= 0.7x with WMMA, >= 0.9x with wgmma (rung 9, checked here against rung 8).
 //
-//   ./build-gpu/bench/bench_gemm_cuda [max size, default 8192]
+//   ./build-gpu/bench/bench_gemm_cuda [max size, default 8192] [section...]
+//
+// Sections, all by default: sizes (ember vs cuBLAS at each size), ladder (rungs 1-8 at 4096),
+// tunings (rungs 7 and 8 under set_gemm_tuning), wgmma (rung 9 vs rung 8 and cuBLAS).
+// bench/gpu.sh runs wgmma in a process of its own: rung 9 was written without a GPU, and a kernel
+// that faults leaves its process's CUDA context unusable, which would lose the other tables.
 
 #include <ember/ember.h>
 
@@ -15,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,18 +71,39 @@ double rel_error(const Tensor& x, const Tensor& y) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  int64_t max_n = 8192;
+  const std::set<std::string> known = {"sizes", "ladder", "tunings", "wgmma"};
+  std::set<std::string> sections;
+  for (int i = 1; i < argc; ++i) {
+    char* end = nullptr;
+    const long long size = std::strtoll(argv[i], &end, 10);
+    if (known.count(argv[i]) != 0) {
+      sections.insert(argv[i]);
+    } else if (*end == '\0' && size > 0) {
+      max_n = size;
+    } else {
+      std::fprintf(stderr,
+                   "bench_gemm_cuda: unknown argument '%s' (a size, or sections among sizes, "
+                   "ladder, tunings, wgmma)\n",
+                   argv[i]);
+      return 2;
+    }
+  }
+  if (sections.empty()) sections = known;
   if (!cuda::is_available() || cuda::is_simulated()) {
     std::printf("bench_gemm_cuda: skipped (%s)\n",
                 cuda::is_simulated() ? "the simulator's timings never stand for GPU speed"
                                      : "no CUDA device");
     return 0;
   }
-  const int64_t max_n = argc > 1 ? std::atoll(argv[1]) : 8192;
+  const auto wanted = [&](const char* name) { return sections.count(name) != 0; };
   std::printf("GEMM on %s (C = A @ B, row-major, GFLOP/s; ratio = ember / cuBLAS)\n",
               cuda::get_device_properties().name.c_str());
-  std::printf("%-10s %6s %12s %12s %7s %10s\n", "dtype", "n", "ember", "cublas", "ratio",
-              "rel.err");
+  if (wanted("sizes"))
+    std::printf("%-10s %6s %12s %12s %7s %10s\n", "dtype", "n", "ember", "cublas", "ratio",
+                "rel.err");
   for (DType dt : {kFloat32, kBFloat16}) {
+    if (!wanted("sizes")) break;
     for (int64_t n : {1024, 2048, 4096, 8192}) {
       if (n > max_n) continue;
       const Tensor a = randn({n, n}).to(dt).cuda(), b = randn({n, n}).to(dt).cuda();
@@ -90,8 +117,11 @@ int main(int argc, char** argv) {
     }
   }
   const int64_t n = std::min<int64_t>(4096, max_n);
-  std::printf("\nthe ladder at %lld (Note [The GEMM ladder])\n", static_cast<long long>(n));
-  std::printf("%-10s %-28s %12s %7s %10s\n", "dtype", "variant", "GFLOP/s", "ratio", "rel.err");
+  if (wanted("ladder")) {
+    std::printf("\nthe ladder at %lld (Note [The GEMM ladder]; rung 9 in the wgmma section)\n",
+                static_cast<long long>(n));
+    std::printf("%-10s %-28s %12s %7s %10s\n", "dtype", "variant", "GFLOP/s", "ratio", "rel.err");
+  }
   const char* names[] = {"",
                          "1 naive",
                          "2 shared-memory tiles",
@@ -100,37 +130,34 @@ int main(int argc, char** argv) {
                          "5 double buffering",
                          "6 WMMA tensor cores",
                          "7 warp tiles",
-                         "8 WMMA pipelined",
-                         "9 wgmma (sm_90a)"};
+                         "8 WMMA pipelined"};
   for (DType dt : {kFloat32, kBFloat16}) {
+    if (!wanted("ladder")) break;
     const Tensor a = randn({n, n}).to(dt).cuda(), b = randn({n, n}).to(dt).cuda();
     Tensor ref;
     const double cublas_ms = run(a, b, cuda::GemmBackend::cublas, 0, 5, &ref);
     std::printf("%-10s %-28s %12.0f %7.2f %10s\n", dtype_name(dt), "cuBLAS", gflops(n, cublas_ms),
                 1.0, "-");
-    const std::vector<int> rungs = dt == kFloat32 ? std::vector<int>{1, 2, 3, 4, 5, 7}
-                                                  : std::vector<int>{1, 2, 3, 4, 5, 6, 8, 9};
+    const std::vector<int> rungs =
+        dt == kFloat32 ? std::vector<int>{1, 2, 3, 4, 5, 7} : std::vector<int>{1, 2, 3, 4, 5, 6, 8};
     for (int v : rungs) {
       Tensor mine;
-      double ms = 0;
-      try {
-        ms = run(a, b, cuda::GemmBackend::ember, v, v == 1 ? 3 : 5, &mine);
-      } catch (const Error& e) {  // rung 9 outside an sm_90a build on compute capability 9.0
-        cuda::set_gemm_variant(0);
-        std::printf("%-10s %-28s not here: %s\n", dtype_name(dt), names[v], e.what());
-        continue;
-      }
+      const double ms = run(a, b, cuda::GemmBackend::ember, v, v == 1 ? 3 : 5, &mine);
       std::printf("%-10s %-28s %12.0f %7.2f %10.2e\n", dtype_name(dt), names[v], gflops(n, ms),
                   cublas_ms / ms, rel_error(mine, ref));
     }
   }
   // The tunings of rungs 7 and 8 (set_gemm_tuning in core/cuda_gemm.h), side by side at n, so
   // one GPU run shows which to make the default.
-  std::printf("\ntunings at %lld (min_blocks: blocks per SM compiled for; stages: rung 8's ring)\n",
-              static_cast<long long>(n));
-  std::printf("%-10s %-28s %12s %7s %10s\n", "dtype", "rung / tuning", "GFLOP/s", "ratio",
-              "rel.err");
+  if (wanted("tunings")) {
+    std::printf(
+        "\ntunings at %lld (min_blocks: blocks per SM compiled for; stages: rung 8's ring)\n",
+        static_cast<long long>(n));
+    std::printf("%-10s %-28s %12s %7s %10s\n", "dtype", "rung / tuning", "GFLOP/s", "ratio",
+                "rel.err");
+  }
   for (DType dt : {kFloat32, kBFloat16}) {
+    if (!wanted("tunings")) break;
     const Tensor a = randn({n, n}).to(dt).cuda(), b = randn({n, n}).to(dt).cuda();
     Tensor ref;
     const double cublas_ms = run(a, b, cuda::GemmBackend::cublas, 0, 5, &ref);
@@ -153,11 +180,13 @@ int main(int argc, char** argv) {
   // Rung 9 (wgmma) checked against rung 8 (WMMA) and cuBLAS on the GPU, both B layouts: "NN"
   // (B row-major, copied K-major first) and "NT" (B = W^T of a row-major W, as Linear's forward:
   // no copy). Lines start "wgmma" (bench/gpu.sh's short table).
-  std::printf("\nwgmma (rung 9) against rung 8 and cuBLAS, bfloat16 (max|9-8| / max|8|)\n");
-  std::printf("%-6s %-3s %6s %10s %10s %10s %10s %10s\n", "", "B", "n", "9 GFLOP/s", "9/cuBLAS",
-              "8/cuBLAS", "rel.err", "|9-8|");
+  if (wanted("wgmma")) {
+    std::printf("\nwgmma (rung 9) against rung 8 and cuBLAS, bfloat16 (max|9-8| / max|8|)\n");
+    std::printf("%-6s %-3s %6s %10s %10s %10s %10s %10s\n", "", "B", "n", "9 GFLOP/s", "9/cuBLAS",
+                "8/cuBLAS", "rel.err", "|9-8|");
+  }
   for (int64_t size : {4096, 8192}) {
-    if (size > max_n) continue;
+    if (size > max_n || !wanted("wgmma")) continue;
     const Tensor a = randn({size, size}).to(kBFloat16).cuda();
     const Tensor w = randn({size, size}).to(kBFloat16).cuda();
     for (const bool nt : {false, true}) {
