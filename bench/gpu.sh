@@ -17,7 +17,8 @@ log() { echo "== [$(date +%T)] $*" | tee -a "$OUT/summary.txt"; }
 
 # --device cpu: the CPU build (EMBER_CUDA=off) and the CPU side of every row the GPU run prints:
 # SGEMM against OpenBLAS, add and sum against memcpy, a conv layer and an Adam step against
-# libtorch, and the CNN's epoch against libtorch. Each program compares side by side in one run;
+# libtorch, softmax, layer_norm and cross-entropy against memcpy and libtorch, and the CNN's epoch
+# against libtorch. Each program compares side by side in one run;
 # OPENBLAS_NUM_THREADS=1 keeps libtorch's BLAS from oversubscribing the cores.
 if [ "${1:-}" = "--device" ] && [ "${2:-}" = "cpu" ]; then
   export OPENBLAS_NUM_THREADS=1
@@ -28,7 +29,7 @@ if [ "${1:-}" = "--device" ] && [ "${2:-}" = "cpu" ]; then
     -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_EXAMPLES=OFF > "$OUT/configure.log" 2>&1 ||
     { log "configure failed"; tail -30 "$OUT/configure.log"; exit 1; }
   cmake --build build-cpu -j "$threads" --target bench_sgemm bench_elementwise bench_nn \
-    bench_train bench_train_ember > "$OUT/build.log" 2>&1 ||
+    bench_norm bench_train bench_train_ember > "$OUT/build.log" 2>&1 ||
     { log "build failed"; tail -40 "$OUT/build.log"; exit 1; }
   log "built"
   run() {  # run NAME COMMAND...: its output to $OUT/NAME.txt and the summary
@@ -41,6 +42,7 @@ if [ "${1:-}" = "--device" ] && [ "${2:-}" = "cpu" ]; then
   run bench_sgemm ./build-cpu/bench/bench_sgemm 3
   run bench_elementwise ./build-cpu/bench/bench_elementwise 9
   run bench_nn ./build-cpu/bench/bench_nn "$threads" 7 10
+  run bench_norm ./build-cpu/bench/bench_norm "$threads"
   # The CNN epoch: 100 batches of each framework, alternating, scaled to the epoch.
   run bench_train env MODELS=cnn THREADS="$threads" CNN_REPS=1 CNN_BATCHES=100 \
     OUT="$OUT/bench_train.jsonl" bash bench/run_bench_train.sh build-cpu

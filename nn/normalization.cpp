@@ -70,10 +70,10 @@ Moments moments(const Tensor& x, const Shape& dims) {
   return m;
 }
 
-// Note [Fused layer_norm] in core/ops/norm.h: on a cuda device, when weight and bias (if any)
-// have the input's dtype and device, layer_norm is one op with fused kernels.
+// Note [Fused layer_norm] in core/ops/norm.h: on the CPU and on a cuda device, when weight and
+// bias (if any) have the input's dtype and device, layer_norm is one op with fused kernels.
 bool fused_layer_norm_applies(const Tensor& input, const Tensor& weight, const Tensor& bias) {
-  if (!input.device().is_cuda() || !layer_norm_stub.has_kernel(DeviceType::CUDA)) return false;
+  if (!layer_norm_stub.has_kernel(input.device().type)) return false;
   for (const Tensor* p : {&weight, &bias})
     if (p->defined() && (p->dtype() != input.dtype() || p->device() != input.device()))
       return false;

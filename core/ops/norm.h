@@ -12,9 +12,10 @@
 // its Welford statistics (mean and the sum of squared deviations, merged across threads with
 // warp shuffles and a block reduction) and once to write y = (x - mean) rstd w + b, computing in
 // opmath_t; the backward reads x, g once for the row sums of w g and w g xhat, once to write dx,
-// and reduces g xhat and g over the rows for dw and db. The CPU keeps the composite (its
-// results are pinned by PyTorch golden files); its kernels here are plain loops that the tests
-// use as a reference and that a device without kernels would fall back on.
+// and reduces g xhat and g over the rows for dw and db. layer_norm takes its fused kernels on
+// the CPU too (Note [layer_norm on the CPU] in kernels/cpu/norm.cpp: about 2x the composite's
+// speed); batch_norm and group_norm keep the composite there, their CPU kernels plain loops that
+// the tests use as a reference for the CUDA ones.
 // The fused backward records no graph, so nn uses it only when no double backward is being
 // recorded (grad mode off in the backward); otherwise it evaluates the same formula with
 // differentiable ops, statistics recomputed from x, so create_graph works.

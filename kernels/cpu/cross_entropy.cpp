@@ -1,6 +1,7 @@
 // CPU kernels of the fused cross-entropy (core/ops/cross_entropy.h, Note [Fused cross-entropy]):
-// a row at a time, the max, then the sum of exp in double, the loss; the backward rebuilds the
-// probabilities from lse.
+// a row at a time, the max, then the sum of exp in double (Note [Rows in lanes] in
+// kernels/cpu/rows.h), the loss; the backward rebuilds the probabilities from lse. Both run their
+// rows compiled for AVX2 where the CPU has it (with_cpu_isa, kernels/cpu/isa.h).
 
 #include "core/ops/cross_entropy.h"
 
@@ -9,6 +10,8 @@
 
 #include "core/dtype.h"
 #include "core/parallel.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/cpu/rows.h"
 #include "kernels/math/convert.h"
 
 namespace ember::kernels::cpu {
@@ -32,32 +35,31 @@ void cross_entropy_kernel(const native::CrossEntropyRows& out, const Tensor& log
     A* lse = static_cast<A*>(out.lse.data_ptr());
     const double e = label_smoothing;
     parallel_for(0, M, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const T* xr = x + i * C;
-        A m = -std::numeric_limits<A>::infinity();
-        for (int64_t c = 0; c < C; ++c) m = std::max(m, convert<A>(xr[c]));
-        double s = 0;
-        for (int64_t c = 0; c < C; ++c) s += static_cast<double>(std::exp(convert<A>(xr[c]) - m));
-        const A l = m + static_cast<A>(std::log(s));
-        lse[i] = l;
-        if (t[i] == ignore_index) {
-          loss[i] = A(0);
-          wrow[i] = A(0);
-          continue;
-        }
-        const A wt = w ? convert<A>(w[t[i]]) : A(1);
-        double v = -static_cast<double>(wt) * static_cast<double>(convert<A>(xr[t[i]]) - l);
-        if (e > 0) {
-          double smooth = 0;
-          for (int64_t c = 0; c < C; ++c) {
-            const A lp = convert<A>(xr[c]) - l;
-            smooth -= static_cast<double>(w ? convert<A>(w[c]) * lp : lp);
+      with_cpu_isa([&]() EMBER_INLINE_LAMBDA {
+        for (int64_t i = begin; i < end; ++i) {
+          const T* xr = x + i * C;
+          const A m = contiguous_row_max(xr, C);
+          const A l = m + static_cast<A>(std::log(contiguous_row_sum_exp(xr, m, C)));
+          lse[i] = l;
+          if (t[i] == ignore_index) {
+            loss[i] = A(0);
+            wrow[i] = A(0);
+            continue;
           }
-          v = (1 - e) * v + e / static_cast<double>(C) * smooth;
+          const A wt = w ? convert<A>(w[t[i]]) : A(1);
+          double v = -static_cast<double>(wt) * static_cast<double>(convert<A>(xr[t[i]]) - l);
+          if (e > 0) {
+            double smooth = 0;
+            for (int64_t c = 0; c < C; ++c) {
+              const A lp = convert<A>(xr[c]) - l;
+              smooth -= static_cast<double>(w ? convert<A>(w[c]) * lp : lp);
+            }
+            v = (1 - e) * v + e / static_cast<double>(C) * smooth;
+          }
+          loss[i] = static_cast<A>(v);
+          wrow[i] = wt;
         }
-        loss[i] = static_cast<A>(v);
-        wrow[i] = wt;
-      }
+      });
     });
   });
 }
@@ -84,21 +86,30 @@ void cross_entropy_backward_kernel(const Tensor& grad_logits, const Tensor& grad
       w_sum = static_cast<A>(s);
     }
     parallel_for(0, M, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        T* dr = dx + i * C;
-        if (t[i] == ignore_index) {
-          for (int64_t c = 0; c < C; ++c) dr[c] = convert<T>(A(0));
-          continue;
+      with_cpu_isa([&]() EMBER_INLINE_LAMBDA {
+        for (int64_t i = begin; i < end; ++i) {
+          T* dr = dx + i * C;
+          if (t[i] == ignore_index) {
+            for (int64_t c = 0; c < C; ++c) dr[c] = convert<T>(A(0));
+            continue;
+          }
+          const A wt = w ? convert<A>(w[t[i]]) : A(1);
+          const A a = gr[i] * (A(1) - e) * wt, ge = gr[i] * e_c, li = l[i];
+          const T* xr = x + i * C;
+          // Every class as a non-target one (p * a), then the target's own value over it.
+          const auto grad = [&](int64_t c, A p, A target_one) EMBER_INLINE_LAMBDA {
+            A v = a * (p - target_one);
+            if (label_smoothing > 0) v += ge * (p * w_sum - (w ? convert<A>(w[c]) : A(1)));
+            return convert<T>(v);
+          };
+          if (label_smoothing > 0) {
+            for (int64_t c = 0; c < C; ++c) dr[c] = grad(c, exp_of(convert<A>(xr[c]) - li), A(0));
+          } else {
+            contiguous_exp_scale(xr, li, a, dr, C);  // a * p, p * a: the same product
+          }
+          dr[t[i]] = grad(t[i], exp_of(convert<A>(xr[t[i]]) - li), A(1));
         }
-        const A wt = w ? convert<A>(w[t[i]]) : A(1);
-        const A a = gr[i] * (A(1) - e) * wt;
-        for (int64_t c = 0; c < C; ++c) {
-          const A p = std::exp(convert<A>(x[i * C + c]) - l[i]);
-          A v = a * (p - (c == t[i] ? A(1) : A(0)));
-          if (label_smoothing > 0) v += gr[i] * e_c * (p * w_sum - (w ? convert<A>(w[c]) : A(1)));
-          dr[c] = convert<T>(v);
-        }
-      }
+      });
     });
   });
 }

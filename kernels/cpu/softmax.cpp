@@ -8,7 +8,9 @@
 #include <type_traits>
 
 #include "core/parallel.h"
+#include "kernels/cpu/isa.h"
 #include "kernels/cpu/reduce_utils.h"
+#include "kernels/cpu/rows.h"
 #include "kernels/math/convert.h"
 
 namespace ember::kernels::cpu {
@@ -17,34 +19,57 @@ namespace {
 
 using math::convert;
 
-// One line of n elements: x[i * sx] -> y[i * sy]. Three passes: the max, the sum of
-// exp(x - max) (in double, so long lines stay accurate), then the outputs.
+// One line of n elements: x[i * sx] -> y[i * sy]. Three passes (Note [Rows in lanes] in
+// kernels/cpu/rows.h): the max, the sum of exp(x - max) in double, then the outputs.
 template <class T>
-void softmax_line(const T* x, int64_t sx, T* y, int64_t sy, int64_t n, bool log) {
+EMBER_CPU_INLINE void softmax_line_strided(const T* x, int64_t sx, T* y, int64_t sy, int64_t n,
+                                           bool log) {
   using A = opmath_t<T>;
-  A m = -std::numeric_limits<A>::infinity();
-  for (int64_t i = 0; i < n; ++i) {
-    A v = convert<A>(x[i * sx]);
-    m = v > m ? v : m;
-  }
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    A e = std::exp(convert<A>(x[i * sx]) - m);
-    if constexpr (std::is_same_v<T, A>) {
-      if (!log) y[i * sy] = e;  // kept for the last pass: no second exp
-    }
-    sum += static_cast<double>(e);
-  }
+  const A m = row_max(x, sx, n);
+  const double sum = row_sum_exp(x, sx, m, n);
   if (log) {
     const A shift = m + static_cast<A>(std::log(sum));
     for (int64_t i = 0; i < n; ++i) y[i * sy] = convert<T>(convert<A>(x[i * sx]) - shift);
-  } else if constexpr (std::is_same_v<T, A>) {
-    const A inv = static_cast<A>(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i) y[i * sy] *= inv;
   } else {
     const A inv = static_cast<A>(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i)
-      y[i * sy] = convert<T>(std::exp(convert<A>(x[i * sx]) - m) * inv);
+    for (int64_t i = 0; i < n; ++i) y[i * sy] = convert<T>(exp_of(convert<A>(x[i * sx]) - m) * inv);
+  }
+}
+
+// The same passes over a contiguous line, the same values: a float softmax keeps its exps in y
+// for the last pass to scale (one exp per element), a 16-bit one computes them again.
+template <class T>
+EMBER_CPU_INLINE void softmax_line_contiguous(const T* x, T* y, int64_t n, bool log) {
+  using A = opmath_t<T>;
+  const A m = contiguous_row_max(x, n);
+  if constexpr (std::is_same_v<T, float>) {
+    if (!log) {
+      const double sum = contiguous_row_sum_exp(x, m, n, y);  // y = exp(x - m)
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+      return;
+    }
+  }
+  const double sum = contiguous_row_sum_exp(x, m, n);
+  if (!log) {
+    contiguous_exp_scale(x, m, static_cast<A>(1.0 / sum), y, n);
+  } else {
+    const A shift = m + static_cast<A>(std::log(sum));
+    for_blocks(x, n, [&](const auto* c, int64_t o, int64_t len) EMBER_INLINE_LAMBDA {
+      write_block(y + o, len, [&](auto* out) EMBER_INLINE_LAMBDA {
+        for (int64_t i = 0; i < len; ++i) out[i] = c[i] - shift;
+      });
+    });
+  }
+}
+
+template <class T>
+EMBER_CPU_INLINE void softmax_line_body(const T* x, int64_t sx, T* y, int64_t sy, int64_t n,
+                                        bool log) {
+  if (sx == 1 && sy == 1) {
+    softmax_line_contiguous(x, y, n, log);
+  } else {
+    softmax_line_strided(x, sx, y, sy, n, log);
   }
 }
 
@@ -53,8 +78,8 @@ void softmax_line(const T* x, int64_t sx, T* y, int64_t sy, int64_t n, bool log)
 constexpr int64_t kGroup = 64;
 
 template <class T>
-void softmax_group(const T* x, int64_t sx, int64_t xl, T* y, int64_t sy, int64_t yl, int64_t n,
-                   int64_t w, bool log) {
+EMBER_CPU_INLINE void softmax_group_strided(const T* x, int64_t sx, int64_t xl, T* y, int64_t sy,
+                                            int64_t yl, int64_t n, int64_t w, bool log) {
   using A = opmath_t<T>;
   A m[kGroup];
   double sum[kGroup];
@@ -70,17 +95,31 @@ void softmax_group(const T* x, int64_t sx, int64_t xl, T* y, int64_t sy, int64_t
   }
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < w; ++j)
-      sum[j] += static_cast<double>(std::exp(convert<A>(x[i * sx + j * xl]) - m[j]));
+      sum[j] += static_cast<double>(exp_of(convert<A>(x[i * sx + j * xl]) - m[j]));
   A shift[kGroup], inv[kGroup];
   for (int64_t j = 0; j < w; ++j) {
     shift[j] = m[j] + static_cast<A>(std::log(sum[j]));
     inv[j] = static_cast<A>(1.0 / sum[j]);
   }
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < w; ++j) {
-      A v = convert<A>(x[i * sx + j * xl]);
-      y[i * sy + j * yl] = convert<T>(log ? v - shift[j] : std::exp(v - m[j]) * inv[j]);
-    }
+  if (log) {
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < w; ++j)
+        y[i * sy + j * yl] = convert<T>(convert<A>(x[i * sx + j * xl]) - shift[j]);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < w; ++j)
+        y[i * sy + j * yl] = convert<T>(exp_of(convert<A>(x[i * sx + j * xl]) - m[j]) * inv[j]);
+  }
+}
+
+// As for lines: neighbouring lines next to each other in memory get a copy of their own.
+template <class T>
+EMBER_CPU_INLINE void softmax_group_body(const T* x, int64_t sx, int64_t xl, T* y, int64_t sy,
+                                         int64_t yl, int64_t n, int64_t w, bool log) {
+  if (xl == 1 && yl == 1) {
+    softmax_group_strided(x, sx, 1, y, sy, 1, n, w, log);
+  } else {
+    softmax_group_strided(x, sx, xl, y, sy, yl, n, w, log);
   }
 }
 
@@ -94,11 +133,13 @@ void softmax_kernel(const Tensor& out, const Tensor& in, int64_t dim, bool log) 
     const bool grouped = nd >= 2 && dim != nd - 1;
     const int64_t xl = grouped ? in.stride(nd - 1) : 0, yl = grouped ? out.stride(nd - 1) : 0;
     for_each_line_group(in, out, dim, kGroup, [&](int64_t xo, int64_t yo, int64_t w) {
-      if (grouped) {
-        softmax_group(x + xo, sx, xl, y + yo, sy, yl, n, w, log);
-      } else {
-        softmax_line(x + xo, sx, y + yo, sy, n, log);
-      }
+      with_cpu_isa([&]() EMBER_INLINE_LAMBDA {
+        if (grouped) {
+          softmax_group_body(x + xo, sx, xl, y + yo, sy, yl, n, w, log);
+        } else {
+          softmax_line_body(x + xo, sx, y + yo, sy, n, log);
+        }
+      });
     });
   });
 }
