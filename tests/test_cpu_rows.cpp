@@ -189,24 +189,46 @@ TEST_CASE("cpu softmax: NaN, -inf and empty rows", "[cpu][softmax]") {
   CHECK(randn({0, 5}).log_softmax(-1).numel() == 0);
 }
 
-TEST_CASE("cpu softmax and cross-entropy: the AVX2 copies give the baseline loops' bits",
+TEST_CASE("cpu row kernels: the AVX-512 and AVX2 copies give the baseline loops' bits",
           "[cpu][softmax]") {
-  // kernels/cpu/isa.h: on a CPU without AVX2 both runs are the baseline, compared with itself.
+  // kernels/cpu/isa.h: set_cpu_isa caps the copies at what the CPU has, so on a CPU without
+  // AVX-512 (or AVX2) the wider runs are the narrower copy compared with itself.
+  using kernels::cpu::CpuIsa;
   manual_seed(11);
   for (DType dt : {kFloat32, kBFloat16, kFloat16, kFloat64}) {
     INFO(dtype_name(dt));
-    const Tensor x = (randn({19, 523}) * 6).to(dt);  // 523: a block and a tail of 11
-    const bool prev = kernels::cpu::set_use_avx2(true);
-    const std::vector<Tensor> fast = row_results(x);
-    kernels::cpu::set_use_avx2(false);
+    const Tensor x = (randn({19, 523}) * 6).to(dt);  // 523: two blocks and a tail of 11
+    const CpuIsa prev = kernels::cpu::set_cpu_isa(CpuIsa::kBaseline);
     const std::vector<Tensor> baseline = row_results(x);
-    kernels::cpu::set_use_avx2(prev);
-    REQUIRE(fast.size() == baseline.size());
-    for (size_t i = 0; i < fast.size(); ++i) {
-      INFO("result " << i);
-      CHECK(same_bits(fast[i], baseline[i]));
+    for (CpuIsa isa : {CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+      kernels::cpu::set_cpu_isa(isa);
+      INFO((isa == CpuIsa::kAvx2 ? "avx2" : "avx512")
+           << " copy, running as isa " << static_cast<int>(kernels::cpu::cpu_isa()));
+      const std::vector<Tensor> fast = row_results(x);
+      REQUIRE(fast.size() == baseline.size());
+      for (size_t i = 0; i < fast.size(); ++i) {
+        INFO("result " << i);
+        CHECK(same_bits(fast[i], baseline[i]));
+      }
     }
+    kernels::cpu::set_cpu_isa(prev);
   }
+}
+
+TEST_CASE("cpu isa: EMBER_CPU_ISA's cap and set_cpu_isa stay within what the CPU has",
+          "[cpu][softmax]") {
+  using kernels::cpu::CpuIsa;
+  const CpuIsa prev = kernels::cpu::set_cpu_isa(CpuIsa::kAvx512);
+  const CpuIsa widest = kernels::cpu::cpu_isa();
+  kernels::cpu::set_cpu_isa(CpuIsa::kBaseline);
+  CHECK(kernels::cpu::cpu_isa() == CpuIsa::kBaseline);
+  CHECK(!kernels::cpu::use_avx2());
+  kernels::cpu::set_cpu_isa(CpuIsa::kAvx2);
+  CHECK(kernels::cpu::cpu_isa() == (widest == CpuIsa::kBaseline ? widest : CpuIsa::kAvx2));
+  CHECK(kernels::cpu::use_avx2() == (widest != CpuIsa::kBaseline));
+  CHECK(kernels::cpu::set_use_avx2(true) == (widest != CpuIsa::kBaseline));
+  CHECK(kernels::cpu::cpu_isa() == widest);
+  kernels::cpu::set_cpu_isa(prev);
 }
 
 TEST_CASE("cpu softmax: a strided row gives the contiguous row's bits", "[cpu][softmax]") {

@@ -1,7 +1,7 @@
 // CPU kernels of the fused cross-entropy (core/ops/cross_entropy.h, Note [Fused cross-entropy]):
 // a row at a time, the max, then the sum of exp in double (Note [Rows in lanes] in
 // kernels/cpu/rows.h), the loss; the backward rebuilds the probabilities from lse. Both run their
-// rows compiled for AVX2 where the CPU has it (with_cpu_isa, kernels/cpu/isa.h).
+// rows compiled for AVX-512 or AVX2 where the CPU has them (with_cpu_isa, kernels/cpu/isa.h).
 
 #include "core/ops/cross_entropy.h"
 

@@ -6,37 +6,61 @@
 // - contiguous float16 / bfloat16 element-wise loops (Note [16-bit loops compiled for AVX2] in
 //   kernels/cpu/loops.h);
 // - the contiguous folds of the reductions (kernels/cpu/reduce_utils.h);
-// - the row passes of softmax, log_softmax, cross-entropy and layer_norm (with_cpu_isa below).
+// - the row passes of softmax, log_softmax, cross-entropy and layer_norm (with_cpu_isa below),
+//   which also have a copy compiled for AVX-512.
 // Each copy computes exactly what the baseline loop computes (no FMA contraction, the same
 // order of operations), so results do not depend on the CPU. GEMM has its own AVX2 / AVX-512
-// micro-kernels (kernels/cpu/gemm.cpp). EMBER_CPU_ISA=baseline turns the copies off.
+// micro-kernels (kernels/cpu/gemm.cpp). EMBER_CPU_ISA=baseline turns the copies off,
+// EMBER_CPU_ISA=avx2 the AVX-512 ones.
 
 // A lambda whose body must be compiled into its caller (with_cpu_isa below).
 #define EMBER_INLINE_LAMBDA __attribute__((always_inline))
 
 namespace ember::kernels::cpu {
 
-// True when the CPU has AVX2 and F16C and EMBER_CPU_ISA is not "baseline" (read once).
+// The copies a loop may have, narrowest first.
+enum class CpuIsa { kBaseline, kAvx2, kAvx512 };
+
+// The widest copy this process runs: what the CPU has (AVX2 with F16C; AVX-512F) capped by
+// EMBER_CPU_ISA=baseline|avx2 (read once).
+CpuIsa cpu_isa();
+// Sets that cap for the whole process (the CPU's own limit still applies); returns the previous
+// setting. For tests that compare the copies: not while kernels run on other threads.
+CpuIsa set_cpu_isa(CpuIsa isa);
+// cpu_isa() >= kAvx2.
 bool use_avx2();
-// Turns the AVX2 copies on (where the CPU has them) or off for the whole process; returns the
-// previous setting. For tests that compare the two: not while kernels run on other threads.
+// set_cpu_isa(on ? the widest : baseline), returning whether the AVX2 copies were on.
 bool set_use_avx2(bool on);
 
-// Runs f() compiled for AVX2 when use_avx2(), as baseline code otherwise. f is a lambda marked
-// EMBER_INLINE_LAMBDA, so that its body, and the EMBER_CPU_INLINE helpers it calls
-// (kernels/cpu/rows.h), are compiled into both copies:
+// Runs f() compiled for AVX-512, for AVX2 or as baseline code, as cpu_isa() says. f is a lambda
+// marked EMBER_INLINE_LAMBDA, so that its body, and the EMBER_CPU_INLINE helpers it calls
+// (kernels/cpu/rows.h), are compiled into every copy:
 //
 //   with_cpu_isa([&]() EMBER_INLINE_LAMBDA { softmax_line_body(x, 1, y, 1, n, false); });
+//
+// GCC's -mavx512f brings FMA with it, and contracting a * b + c into one rounding would change
+// the copy's results; so the AVX-512 copy is compiled with -ffp-contract=off (the one use of
+// GCC's optimize attribute in ember).
 template <class F>
 __attribute__((target("avx2"))) void run_avx2(const F& f) {
   f();
 }
 template <class F>
+__attribute__((target("avx512f"), optimize("fp-contract=off"))) void run_avx512(const F& f) {
+  f();
+}
+template <class F>
 void with_cpu_isa(const F& f) {
-  if (use_avx2()) {
-    run_avx2(f);
-  } else {
-    f();
+  switch (cpu_isa()) {
+    case CpuIsa::kAvx512:
+      run_avx512(f);
+      break;
+    case CpuIsa::kAvx2:
+      run_avx2(f);
+      break;
+    case CpuIsa::kBaseline:
+      f();
+      break;
   }
 }
 

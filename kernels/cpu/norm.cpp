@@ -41,7 +41,8 @@ T* mptr(const Tensor& t) {
 // dw and db are summed per fixed chunk of rows (the chunks depend on M alone), then the chunks
 // in order, so no result depends on the thread count. Rows run in blocks (float16 / bfloat16
 // converted to float, weight converted once per call), each pass a plain loop the compiler
-// vectorises, compiled for AVX2 where the CPU has it (with_cpu_isa, kernels/cpu/isa.h).
+// vectorises, compiled for AVX-512 or AVX2 where the CPU has them (with_cpu_isa,
+// kernels/cpu/isa.h).
 
 // Adds (x[i] - mu)^2 to the lanes, in double.
 template <class E>

@@ -21,7 +21,7 @@
 // Measured over every 7th float32 in [-110, 90] (640 million values), against exp in double:
 // at most 1.21 ulp (libm's expf: 0.5). Only +, *, comparisons and integer shifts are used and
 // nothing is contracted into a multiply-add (ember builds without FMA in these loops, isa.h), so
-// the baseline (SSE2) and the AVX2 copies of a loop return the same bits. Its two clamps and
+// the baseline (SSE2), AVX2 and AVX-512 copies of a loop return the same bits. Its two clamps and
 // bit casts vectorise: a plain loop of exp_float over an array runs 8 lanes at a time in an AVX2
 // copy. A double exp stays std::exp: no float64 loop here is hot enough to need its own.
 
@@ -227,15 +227,15 @@ EMBER_CPU_INLINE A contiguous_row_max(const T* x, int64_t n) {
   }
 }
 
-// row_sum_exp of a contiguous row. keep (float rows only): keep[i] = exp(x[i] - m) too.
+// row_sum_exp of a contiguous row. keep (where A is float): keep[i] = exp(x[i] - m) too.
 template <class T, class A = opmath_t<T>>
-EMBER_CPU_INLINE double contiguous_row_sum_exp(const T* x, A m, int64_t n, T* keep = nullptr) {
+EMBER_CPU_INLINE double contiguous_row_sum_exp(const T* x, A m, int64_t n, A* keep = nullptr) {
   if constexpr (std::is_same_v<A, float>) {
     double lanes[kRowLanes] = {};
     float e[kRowBlock];
     for_blocks(x, n, [&](const float* b, int64_t o, int64_t len) EMBER_INLINE_LAMBDA {
       float* out = e;
-      if constexpr (std::is_same_v<T, float>) out = keep != nullptr ? keep + o : e;
+      if (keep != nullptr) out = keep + o;
       exp_scale_run(b, m, 1.0f, out, len);
       sum_fold(out, len, lanes);
     });

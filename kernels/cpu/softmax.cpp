@@ -36,8 +36,11 @@ EMBER_CPU_INLINE void softmax_line_strided(const T* x, int64_t sx, T* y, int64_t
   }
 }
 
-// The same passes over a contiguous line, the same values: a float softmax keeps its exps in y
-// for the last pass to scale (one exp per element), a 16-bit one computes them again.
+// The same passes over a contiguous line, the same values: a softmax keeps its exps for the last
+// pass to scale (one exp per element), a float one in y, a 16-bit one of up to kKeptRow elements
+// in a float buffer; longer 16-bit rows compute them again.
+constexpr int64_t kKeptRow = 4096;
+
 template <class T>
 EMBER_CPU_INLINE void softmax_line_contiguous(const T* x, T* y, int64_t n, bool log) {
   using A = opmath_t<T>;
@@ -47,6 +50,18 @@ EMBER_CPU_INLINE void softmax_line_contiguous(const T* x, T* y, int64_t n, bool 
       const double sum = contiguous_row_sum_exp(x, m, n, y);  // y = exp(x - m)
       const float inv = static_cast<float>(1.0 / sum);
       for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+      return;
+    }
+  } else if constexpr (std::is_same_v<A, float>) {
+    if (!log && n <= kKeptRow) {
+      float e[kKeptRow];
+      const float inv = static_cast<float>(1.0 / contiguous_row_sum_exp(x, m, n, e));
+      for (int64_t o = 0; o < n; o += kRowBlock) {
+        const int64_t len = std::min(kRowBlock, n - o);
+        write_block(y + o, len, [&](float* out) EMBER_INLINE_LAMBDA {
+          for (int64_t i = 0; i < len; ++i) out[i] = e[o + i] * inv;
+        });
+      }
       return;
     }
   }
