@@ -22,9 +22,20 @@ log() { echo "== [$(date +%T)] $*" | tee -a "$OUT/summary.txt"; }
 # OPENBLAS_NUM_THREADS=1 keeps libtorch's BLAS from oversubscribing the cores.
 if [ "${1:-}" = "--device" ] && [ "${2:-}" = "cpu" ]; then
   export OPENBLAS_NUM_THREADS=1
+  # OpenBLAS (and libtorch through it) picks its kernels from the CPU's model; where CPUID names
+  # only a generic "Intel Xeon Processor", as on some VMs, it falls back to Prescott's SSE3 kernels
+  # at a quarter of its speed, a reference nobody would compare against. Name the core from the
+  # instruction set instead, unless the caller did.
+  if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+    if grep -qw avx512f /proc/cpuinfo; then
+      export OPENBLAS_CORETYPE=SkylakeX
+    elif grep -qw avx2 /proc/cpuinfo; then
+      export OPENBLAS_CORETYPE=Haswell
+    fi
+  fi
   threads=$(nproc)
   log "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), ${threads} cores," \
-      "$(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
+      "$(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2), OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto}"
   cmake -S . -B build-cpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=off \
     -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_EXAMPLES=OFF > "$OUT/configure.log" 2>&1 ||
     { log "configure failed"; tail -30 "$OUT/configure.log"; exit 1; }
