@@ -36,23 +36,24 @@
 #include "kernels/cpu/convert16.h"
 #include "kernels/math/convert.h"
 
-// For the row helpers below: inlined into every caller, so that a caller compiled for AVX2
-// (kernels/cpu/isa.h) gets them compiled for AVX2 too.
+// For the row helpers below: inlined into every caller, so that a caller compiled for AVX2 or
+// AVX-512 (kernels/cpu/isa.h) gets them compiled for it too.
 #define EMBER_CPU_INLINE inline __attribute__((always_inline))
 
 namespace ember::kernels::cpu {
 
 // Note [Rows in lanes]
 // The passes over a row of softmax, log_softmax and cross-entropy (its max, then the sum of
-// exp(x - max)) fold element i into lane i % kRowLanes, and the lanes into one value at the end
-// in a fixed order: independent lanes let a loop run as vector instructions where a single
-// running max or sum would chain one element after another. The sum is kept in double (a row of
-// 10^6 probabilities loses nothing). Contiguous rows go through blocks of kRowBlock elements,
-// each pass a plain loop the compiler vectorises: a float16 / bfloat16 block is converted to
-// float first (convert16.h), and the exps of a block are written to a buffer (or, for a float
-// softmax, to the output) before they are summed. Strided and float64 rows run the same folds
-// one element at a time (row_max, row_sum_exp). The lanes and their order depend only on the
-// row's length, so every copy, layout and thread count gives the same bits for the same values.
+// exp(x - max)), and layer_norm's sums, fold element i into lane i % kRowLanes, and the lanes
+// into one value at the end in a fixed order: independent lanes let a loop run as vector
+// instructions where a single running max or sum would chain one element after another. The
+// sums are kept in double (a row of 10^6 probabilities loses nothing). Contiguous rows go through
+// blocks of kRowBlock elements, each pass a plain loop the compiler vectorises: a float16 /
+// bfloat16 block is converted to float first (convert16.h), and the exps of a block are written to
+// a buffer (or, for a float softmax, to the output) before they are summed. Strided and float64
+// rows run the same folds one element at a time (row_max, row_sum_exp). The lanes and their order
+// depend only on the row's length, so every copy, layout and thread count gives the same bits for
+// the same values.
 constexpr int kRowLanes = 16;
 constexpr int64_t kRowBlock = 256;  // a multiple of kRowLanes
 
