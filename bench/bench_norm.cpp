@@ -39,12 +39,7 @@ namespace F = ember::nn::functional;
 
 namespace {
 
-struct Case {
-  std::string name;
-  double bytes;  // read + written per call
-  std::function<void()> ember_fn;
-  std::function<void()> torch_fn;  // empty: no libtorch, or libtorch lacks the op for the dtype
-};
+using bench::BandwidthCase;
 
 #ifdef EMBER_HAVE_LIBTORCH
 // The libtorch contender, if it runs for this dtype (libtorch 1.13's CPU kernels do not all
@@ -68,7 +63,7 @@ int main(int argc, char** argv) {
   const int rounds = argc > 4 ? std::atoi(argv[4]) : 9;
   set_num_threads(threads);
   manual_seed(0);
-  std::vector<Case> cases;
+  std::vector<BandwidthCase> cases;
   std::vector<std::vector<char>> copy_buffers;
   for (DType dt : {kFloat32, kBFloat16}) {
     const double bytes = static_cast<double>(rows * cols) * static_cast<double>(itemsize(dt));

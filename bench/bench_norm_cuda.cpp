@@ -23,15 +23,7 @@
 using namespace ember;
 namespace F = ember::nn::functional;
 
-namespace {
-
-struct Case {
-  std::string name;
-  double bytes;  // read + written per call
-  std::function<void()> fn;
-};
-
-}  // namespace
+using bench::BandwidthCase;
 
 int main(int argc, char** argv) {
   if (!cuda::is_available() || cuda::is_simulated()) {
@@ -48,7 +40,7 @@ int main(int argc, char** argv) {
               props.minor, static_cast<long long>(rows), static_cast<long long>(cols));
   autograd::NoGradGuard no_grad;
   const Device dev = Device::cuda(0);
-  std::vector<Case> cases;
+  std::vector<BandwidthCase> cases;
   for (DType dt : {kFloat32, kBFloat16}) {
     const TensorOptions o = TensorOptions(dt).device(dev);
     const double bytes = static_cast<double>(rows * cols) * static_cast<double>(itemsize(dt));
@@ -82,7 +74,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::function<void()>> fns;
   fns.reserve(cases.size());
-  for (const Case& c : cases) fns.push_back(c.fn);
+  for (const BandwidthCase& c : cases) fns.push_back(c.ember_fn);
   const std::vector<double> ms = bench::time_on_device(fns, 15, 10);
   std::printf("%-32s %10s %10s %12s\n", "kernel", "ms", "GB/s", "vs copy");
   double copy_gbs = 0;

@@ -42,6 +42,15 @@ inline std::vector<double> interleaved(const std::vector<std::function<void()>>&
   return med;
 }
 
+// One row of a bandwidth table (bench_norm, bench_norm_cuda): the bytes a call reads and writes,
+// ember's contender and, where there is one, libtorch's.
+struct BandwidthCase {
+  std::string name;
+  double bytes;
+  std::function<void()> ember_fn;
+  std::function<void()> torch_fn = {};  // empty: no libtorch, or no libtorch op for the dtype
+};
+
 // One comparison of an ember/libtorch benchmark table: the two contenders of a case.
 struct Row {
   std::string name;

@@ -6,7 +6,6 @@
 #include "core/ops/cross_entropy.h"
 
 #include <cmath>
-#include <limits>
 
 #include "core/dtype.h"
 #include "core/parallel.h"
